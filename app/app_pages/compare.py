@@ -5,7 +5,7 @@ import streamlit as st
 
 from profiling_worker.bundle.number_text import counted
 from profiling_worker.bundle.gate import report as gate_report
-from profiling_worker.bundle.gate.judge import CAVEATS, REASON
+from profiling_worker.bundle.gate.judge import CAVEATS
 from profiling_worker.bundle.gate.cycles import source_words
 from profiling_worker.bundle.gate.verdict import Outcome
 from profiling_worker.bundle.schema import columns as C, intervals, plausibility as P
@@ -268,9 +268,8 @@ if not frame.empty and set(frame[F.VERDICT]) == {Outcome.NOT_COMPARABLE.value}:
     title = f"No verdict, every pair not comparable: {title}"  # ratios, not a judgement
 # the table and CSV in µs as Size sweep and Stability (the frame keeps ns for the report)
 table = compare_table(frame, DEFAULT_TIME_UNIT)
-# the hover's why: the table's Reason, its values in the table's unit
-fig = build_compare_figure(frame, title, baseline.host_timer or candidate.host_timer,
-                           table.get(REASON))
+# the hover's means and why as the table shows them (build_compare_figure: compare_table)
+fig = build_compare_figure(frame, title, baseline.host_timer or candidate.host_timer)
 analysis.figure_panel(fig, metric_roles.with_words(table, manifest), key=PAGE,
                       filename=f"compare-{candidate_id}-vs-{baseline_id}.csv",
                       note=figures_common.open_end_note(fig) or None,  # unbounded CI95s

@@ -32,7 +32,8 @@ def _frame(found: list[hx.HistoryRow]) -> pd.DataFrame:
     # the listed manifests, read once per change, hold the record)
     manifests = {b.job_id: b.manifest for b in cached.list_bundles()[0]}
     frame = pd.DataFrame([{
-        F.JOB: r.job_id, F.STATUS: partial.status_text(r.status, manifests.get(r.job_id, {})),
+        F.JOB: r.job_id, F.STATUS: partial.status_text(r.status, manifests.get(r.job_id, {}),
+                                                    how=True),
         F.KERNEL_NAMES: ", ".join(r.kernels),
         F.BACKEND: r.backend, F.CREATED: r.created_at, F.GPU: r.gpu, F.SOURCE: r.source,
         F.LABEL: r.label, F.TAGS: ", ".join(r.tags), F.SPEC_HASH: r.spec_hash,

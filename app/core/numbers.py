@@ -123,23 +123,34 @@ def fmt_bytes(size: int) -> str:
 
 #: Rate units from the one the app computes in down, each 1000x the next.
 _RATE_STEPS = {"TFLOP/s": ("TFLOP/s", "GFLOP/s", "MFLOP/s", "kFLOP/s", "FLOP/s"),
-               "GB/s": ("GB/s", "MB/s", "kB/s", "B/s")}
+               "GB/s": ("GB/s", "MB/s", "kB/s", "B/s"),
+               "TFLOP": ("TFLOP", "GFLOP", "MFLOP", "kFLOP", "FLOP")}
 
 
 def rate_step(value: float, unit: str = "TFLOP/s") -> tuple[float, str]:
-    """The factor and unit that move a rate in ``unit`` (``TFLOP/s`` or ``GB/s``) down to the
+    """The factor and unit that move a rate in ``unit`` (``TFLOP/s`` or ``GB/s``; or a count
+    of ``TFLOP``) down to the
     largest unit of its family in which it is at least 1, so a tile or axis never shows a cut
     "0.00...": (1.1e-5, "TFLOP/s") -> (1e6, "MFLOP/s"); (0.385, "GB/s") -> (1e3, "MB/s");
     16.01 TFLOP/s -> (1.0, "TFLOP/s"); 0, NaN and inf stay in ``unit``. Multiply a value in
     ``unit`` by the factor to write it in the unit returned.
 
     Raises:
-        KeyError: ``unit`` is not ``TFLOP/s`` or ``GB/s``.
+        KeyError: ``unit`` is not ``TFLOP/s``, ``GB/s`` or ``TFLOP``.
     """
     steps, i = _RATE_STEPS[unit], 0
     while math.isfinite(value) and 0 < abs(value) < 1 and i < len(steps) - 1:
         value, i = value * 1000.0, i + 1
     return 1000.0 ** i, steps[i]
+
+
+def flop_text(flop: float, per_s: bool = False) -> str:
+    """A FLOP count (or rate, ``per_s``) as the pages write one: in the largest of TFLOP,
+    GFLOP, ... in which it is at least 1 (:func:`rate_step`), by :func:`fmt`: 1.28e14 ->
+    "128.0 TFLOP", 3.1e9 per s -> "3.100 GFLOP/s"; never "1.28e+14 FLOP"."""
+    tera = float(flop) / 1e12
+    factor, unit = rate_step(tera, "TFLOP/s" if per_s else "TFLOP")
+    return f"{fmt(tera * factor)} {unit}"
 
 
 def decimals_for(values: Iterable[float], sig: int = SIG_DIGITS) -> int | None:

@@ -27,7 +27,7 @@ from profiling_worker.bundle.schema import backends as B, columns as C
 from profiling_worker.bundle.schema.manifest import JobStatus
 from profiling_worker.bundle.schema.spec import JobSpec
 
-from app.core import job_size
+from app.core import job_size, numbers
 from app.core.kernel_catalog import builtin_kernels
 from app.services import result_store
 
@@ -47,8 +47,10 @@ class Rate:
     where: str
 
     def text(self) -> str:
-        """``3.1 GFLOP/s, the best of this host's job 20261207-...``."""
-        return f"{self.flop_per_s / 1e9:.3g} GFLOP/s, the best of {self.where} job {self.job_id}"
+        """``3.100 GFLOP/s, the best of this host's job 20261207-...``
+        (:func:`~app.core.numbers.flop_text`)."""
+        return (f"{numbers.flop_text(self.flop_per_s, per_s=True)}, the best of {self.where} "
+                f"job {self.job_id}")
 
 
 @dataclass(frozen=True)
@@ -69,9 +71,12 @@ class CallTime:
         return None if self.rate is None else self.flop / self.rate.flop_per_s
 
     def what(self) -> str:
-        """``One call of matmul fp16 at n=40000 is 1.28e+14 FLOP``."""
+        """``One call of matmul at n=40000 is 128.0 TFLOP``: the kernel and size, not the
+        annotation (a kernel's annotations count the same FLOP; the question names the one
+        whose rate it took), the count as the pages write one
+        (:func:`~app.core.numbers.flop_text`)."""
         where = ", ".join(f"{k}={v}" for k, v in self.config.items())
-        return f"One call of {self.kernel} {self.annotation} at {where} is {self.flop:.3g} FLOP"
+        return f"One call of {self.kernel} at {where} is {numbers.flop_text(self.flop)}"
 
 
 #: Annotation -> the best FLOP/s of one job (:func:`job_rates`).
@@ -188,9 +193,8 @@ def call_check(spec: JobSpec, results_dir: Path, bundled_dir: Path | None = None
     if call is None:
         return None, None
     if call.rate is None:
-        return None, (f"{call.what()}; no rate is known for {call.kernel} {call.annotation} on "
-                      f"{spec.backend} (no finished job measured one), so its time is not "
-                      "estimated.")
+        return None, (f"{call.what()}; no rate is known for {call.kernel} on {spec.backend} "
+                      "(no finished job measured one), so its time is not estimated.")
     seconds = call.seconds or 0.0
     if seconds <= ASK_ABOVE_CALL_S:
         return None, None

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import signal
 import sys
 import threading
 import time
@@ -19,9 +20,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from profiling_worker.bundle.errors import JobError
+from profiling_worker.bundle.errors import Cancelled, JobError
 from profiling_worker.bundle.schema.manifest import (JobStatus, ManifestError, now_iso,
                                                      read_manifest, update_manifest)
+from profiling_worker.bundle.schema import partial
 from profiling_worker.bundle.schema.owner import owner_entry
 
 from app.services import worker_client
@@ -213,7 +215,10 @@ class JobBook:
             ready = result_was_ready(manifest)
             if job.cancel_requested:
                 set_aside_unless_ready(job.path, manifest)
-                self._finish(job, JobStatus.CANCELLED, None)
+                # the worker ended before it recorded the cancel: the manager records it, as
+                # a queued job's is, so every view says how and why (session 25: said nothing)
+                self._finish(job, JobStatus.CANCELLED,
+                             cancel_error(job.path, signal_name(returncode)))
                 return
             if self._stopped:  # shutdown() killed it
                 set_aside_unless_ready(job.path, manifest)
@@ -293,3 +298,23 @@ def process_name(argv0: str | None = None) -> str:
     server"."""
     name = os.path.basename(sys.argv[0] if argv0 is None else argv0)
     return "kernel-sweep" if name in ("kernel-sweep", "sweep_cli.py") else "dashboard server"
+
+
+def signal_name(returncode: int) -> str:
+    """The signal that ended a cancelled worker (returncode -9: ``"SIGKILL"``); ``"SIGTERM"``,
+    the cancel's own signal, when it exited by itself after it (returncode >= 0)."""
+    try:
+        return signal.Signals(-returncode).name if returncode < 0 else "SIGTERM"
+    except ValueError:  # no such signal number
+        return "SIGTERM"
+
+
+def cancel_error(job_dir: Path, what: str) -> JobError:
+    """The error of a cancelled job whose worker recorded none (never started, or ended before
+    it wrote): how the cancel came (``what``: the signal's name, or
+    :data:`~profiling_worker.bundle.schema.partial.IN_QUEUE`) with the reason left in
+    ``job_dir``, as a worker records it (:func:`~profiling_worker.bundle.schema.partial.
+    cancel_how`): ``the job was cancelled (SIGTERM at ...: cancelled by the user ...)``."""
+    how = partial.cancel_how(what, job_dir)
+    return {"kind": Cancelled.kind, "message": partial.cancelled_message(how), "hint": "",
+            "log_tail": ""}

@@ -24,7 +24,7 @@ from collections.abc import Callable
 from typing import IO
 from pathlib import Path
 
-from profiling_worker.bundle.errors import Cancelled, JobError
+from profiling_worker.bundle.errors import JobError
 from profiling_worker.bundle.schema import backends as B, columns, partial
 from profiling_worker.bundle.schema.events import WRITING_STAGE
 from profiling_worker.bundle.schema.manifest import (JobStatus, ManifestError, now_iso,
@@ -32,7 +32,7 @@ from profiling_worker.bundle.schema.manifest import (JobStatus, ManifestError, n
 from profiling_worker.bundle.schema.spec import JobSpec
 
 from app.services import other_jobs, worker_client
-from app.services.job_book import POLL_S, SCAN_S, JobBook
+from app.services.job_book import POLL_S, SCAN_S, JobBook, cancel_error
 from app.services.job_model import Job, LaneLocks, claim_job_dir, lane_of, new_job_id
 from app.services.job_recovery import (internal_error, interrupt_orphaned, interrupted_error,
                                        mark_interrupted, reserve_space, start_failed_error)
@@ -376,7 +376,8 @@ class JobManager(JobBook):
                 self._warm.pop(job.lane, None)
                 self._finish_unstarted(job)
             elif job.cancel_requested:  # cancelled while the warm worker was starting
-                self._finish(job, JobStatus.CANCELLED, None)
+                self._finish(job, JobStatus.CANCELLED,
+                             cancel_error(job.path, partial.STARTING))
                 return True
             else:
                 self._procs[job.job_id] = worker.proc
@@ -472,6 +473,4 @@ def queued_cancel_error(job: Job, reason: str) -> JobError:
     cancel_how`), so both record who cancelled them alike; there is no worker, so no signal
     and no log: ``the job was cancelled (while queued at ...: cancelled by the user ...)``."""
     partial.write_cancel_reason(job.path, reason)
-    how = partial.cancel_how(partial.IN_QUEUE, job.path)
-    return {"kind": Cancelled.kind, "message": partial.cancelled_message(how), "hint": "",
-            "log_tail": ""}
+    return cancel_error(job.path, partial.IN_QUEUE)

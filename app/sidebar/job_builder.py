@@ -564,6 +564,20 @@ def submit_error(exc: OSError) -> spec_schema.FieldError:
                                   "give a writable directory with --results")
 
 
+def unrated_note() -> str | None:
+    """The note Run left for the job it queued last that no finished job gives a rate for its
+    longest call, so its time is unknown (:func:`app.services.call_time.call_check`: a fresh
+    store's n=40000 on the cpu backend, about 11 h a call, was queued without a word), while
+    that job is queued or running (one this server does not run, a cluster sweep: until the
+    next Run); None otherwise. There is no question to ask without a time, and a rate is not
+    invented."""
+    said = st.session_state.get(state.BUILDER_NOTICE_NOTE)
+    if said is None or said[0] != st.session_state.get(state.BUILDER_NOTICE):
+        return None
+    job = cached.job_manager().get(said[0])
+    return said[1] if job is None or job.active else None
+
+
 def render_job_builder(best_backend: str) -> dict[str, Any]:
     """Draw the form (defaults: ``best_backend``, matmul, its sizes); returns :func:`form_values`.
 
@@ -605,6 +619,8 @@ def render_job_builder(best_backend: str) -> dict[str, Any]:
                                key=k("submit"))
         pre.form_submit_button(BUTTONS[1], on_click=on_preflight, args=(first,),
                                key=k("preflight"), help=preflight_panel.HELP)
+    if note := unrated_note():  # under Run, in the window (the panel's notice was below
+        st.caption(esc(note))  # every job card: y 1426 px at 1000x700, session 25)
     for err in load_errors:
         st.warning(f"Kernel file **{esc(err['file'])}** did not load: {esc(err['error'])}",
                    icon=":material/warning:")

@@ -429,10 +429,13 @@ def cancel_note(job: Job) -> str:
     per = "most runs per config, runs auto" if job.spec.run_target else "runs per config"
     # the product named: "0 of 21 runs" of 3 configs x 7 runs read as a third count of runs
     made = f"{counted(len(job.spec.configs), 'config')} × {job.spec.runs:,} {per}"
+    # how it came, as the job's manifest records it (queued and running jobs alike)
+    said = partial.cancel_said({"error": job.error or {}})
+    head = f"Cancelled ({said})" if said else "Cancelled"
     if not done:
-        return (f"Cancelled before any run was measured: 0 of {counted(total, 'run')} "
+        return (f"{head} before any run was measured: 0 of {counted(total, 'run')} "
                 f"({made}); nothing discarded. {kept}")
-    return (f"Cancelled after {done:,} of {counted(total, 'run')} ({made}): "
+    return (f"{head} after {done:,} of {counted(total, 'run')} ({made}): "
             f"{counted(done, 'measured run')} discarded, {total - done:,} not run. {kept}")
 
 
@@ -475,20 +478,8 @@ def _notice(jobs: list[Job]) -> None:
     if job is not None:  # the note follows the job; its box above has the details
         say, icon = NOTICES[job.status]
         say(f"Job {code(job.job_id)} {job.status}.", icon=icon)
-        if job.active and (note := unrated_note(job.job_id)):
-            st.caption(esc(note))
         if scroll_once(job.job_id):
             st.html(scroll_script(job.job_id), unsafe_allow_javascript=True)
-
-
-def unrated_note(job_id: str) -> str | None:
-    """The note Run left for ``job_id`` that no finished job gives a rate for its longest call,
-    so its time is unknown (:func:`app.services.call_time.call_check`: a fresh store's
-    n=40000 on the cpu backend, about 11 h a call, was queued without a word); None for any
-    other job. Said under its notice while it is queued or running: there is no question to
-    ask without a time, and a rate is not invented."""
-    said = st.session_state.get(state.BUILDER_NOTICE_NOTE)
-    return said[1] if said is not None and said[0] == job_id else None
 
 
 #: Brings a job's card into the sidebar's sight (the nearest edge; tried for up to 5 s while

@@ -407,8 +407,8 @@ def render_bundle_error(bundle: Bundle) -> None:
         st.warning(esc(short), icon=":material/rule:")
     if bundle.status == JobStatus.CANCELLED:
         if not short:
-            st.info("This job was cancelled: it holds no complete result.",
-                    icon=":material/cancel:")
+            said = partial.cancel_said(bundle.manifest)
+            st.info(esc(cancelled_banner(said)), icon=":material/cancel:")
     elif err:
         render_error(str(short if one_box else err.get("message", "")), err.get("hint"),
                      err.get("log_tail"), kind=err.get("kind"))
@@ -416,6 +416,13 @@ def render_bundle_error(bundle: Bundle) -> None:
     unwritten = unwritten_note(bundle)
     if unwritten:
         (st.caption if bundle.pending else st.warning)(esc(unwritten))
+
+
+def cancelled_banner(said: str) -> str:
+    """A page's banner of a job cancelled before it kept any config, ``said`` how its cancel
+    came (:func:`~profiling_worker.bundle.schema.partial.cancel_said`, "" when unrecorded)."""
+    how = f" ({said})" if said else ""
+    return f"This job was cancelled{how}: it holds no complete result."
 
 
 def unwritten_note(bundle: Bundle) -> str | None:

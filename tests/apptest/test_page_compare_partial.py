@@ -149,4 +149,9 @@ def test_the_job_lists_say_a_cancelled_job_kept_configs(jobs, app) -> None:
         assert label.endswith(status), label
     table = at.dataframe[0].value
     status = dict(zip(table["Job"], table["Status"]))
-    assert status == {PARTIAL: said, DONE: "done"}, status
+    # History says how the cancel came too (session 25)
+    manifest = read_manifest(jobs[PARTIAL])
+    how = partial.cancel_said(manifest)
+    assert how.startswith("SIGTERM") and status[PARTIAL] == f"{said} ({how})"
+    assert status[PARTIAL] == partial.status_text(JobStatus.CANCELLED, manifest, how=True)
+    assert status[DONE] == "done", status

@@ -8,7 +8,7 @@ from pathlib import Path
 from apptest_helpers import submit_cpu_matmul, texts, wait_until
 from app.sidebar import job_panel
 from app.sidebar.job_panel import WRITING_CANCEL_HELP, WRITING_CANCELLING, warning_head
-from app.ui import cached
+from app.ui import cached, panels
 from profiling_worker.bundle.loader import load_bundle
 from profiling_worker.bundle.schema import columns as C, partial
 from profiling_worker.bundle.schema.events import WRITING_STAGE
@@ -47,7 +47,9 @@ def test_progress_then_cancel(store, app) -> None:
     assert note in text
     # its runs measured (and so discarded), planned (1 config x 5,000 runs), and not run: in
     # any order of words
-    said = sorted(re.findall(r"\d[\d,]*", note))
+    how = partial.cancel_said(read_manifest(store["results"] / job_id))
+    assert how.startswith("SIGTERM") and how in note  # how it was cancelled, its time's digits
+    said = sorted(re.findall(r"\d[\d,]*", note.replace(how, "")))
     assert said == sorted([f"{job.done:,}", "5,000", f"{job.done:,}", f"{5000 - job.done:,}",
                            "1", "5,000"])
     assert "discarded" in note and "nothing was lost" not in text
@@ -138,5 +140,19 @@ def test_a_queued_jobs_cancel_in_the_panel_records_the_users_reason(store, app) 
     assert error["kind"] == "cancelled" and error["message"].endswith(f"{partial.USER_CANCEL})")
     assert partial.cancel_reason(store["results"] / queued) == partial.USER_CANCEL
     assert job_panel.cancel_note(job) in texts(at)  # as a cancel before any run was measured
+    # how and why it was cancelled is shown where the job's cancel is, not only recorded
+    # (session 25's fresh user: the card, the page and History said only "cancelled")
+    said = partial.cancel_said(read_manifest(store["results"] / queued))
+    assert said.startswith(partial.IN_QUEUE) and said.endswith(partial.USER_CANCEL)
+    assert said in job_panel.cancel_note(job)
     manager.cancel(first)
     assert manager.wait(first, 60) == "cancelled"
+    page = app("sweep", query={"job": queued})
+    assert not page.exception, page.exception
+    assert panels.cancelled_banner(said) in texts(page)
+    history = app("history")
+    table = history.dataframe[0].value
+    status = dict(zip(table["Job"], table["Status"]))
+    assert status[queued] == f"cancelled ({said})"
+    first_said = partial.cancel_said(read_manifest(store["results"] / first))
+    assert first_said and status[first] == f"cancelled ({first_said})"  # running or starting

@@ -10,6 +10,7 @@ from apptest_helpers import JOB_ID, record_cpu_job
 from test_page_auto_runs import AUTO_JOB_ID, AUTO_SPEC
 
 from profiling_worker.bundle.schema.manifest import read_manifest
+from app.core import numbers
 from app.ui import cached, state
 
 
@@ -249,10 +250,21 @@ def test_a_run_click_reads_the_pages_listing_and_each_jobs_rates_once(seeded, ap
     assert [p.name for p in reads] == [JOB_ID]
 
 
-def test_a_call_no_job_gives_a_rate_for_is_said_unknown_under_the_notice(store, app) -> None:
+def _in_order(node) -> list[str]:  # type: ignore[no-untyped-def]
+    """The texts under ``node`` in the order the page draws them."""
+    out = []
+    for child in getattr(node, "children", {}).values():
+        value = getattr(child, "value", None)
+        if isinstance(value, str):
+            out.append(value)
+        out += _in_order(child)
+    return out
+
+
+def test_a_call_no_job_gives_a_rate_for_is_said_unknown_under_run(store, app) -> None:
     """A fresh store (issue 37): n=40000 on the cpu backend, about 11 h a call, was queued
     without a word, since no finished job gives a rate and no rate is invented. Run now says
-    under its notice, while the job is queued or running, that the call's time is unknown
+    under Run, while the job is queued or running, that the call's time is unknown
     and why (call_time.call_check's note); a small job stands in for it here."""
     from app.services import call_time
     at = app()
@@ -265,6 +277,14 @@ def test_a_call_no_job_gives_a_rate_for_is_said_unknown_under_the_notice(store, 
     assert note is not None and "no rate is known" in note
     # the click's run drew the panel ms after the submit; the worker takes a second to start
     assert note in [unescape(c.value) for c in at.sidebar.caption], texts(at)
+    # under Run, above the job panel's cards and its notice (session 25: it was below them
+    # all, y 1426 px at 1000x700); the FLOP count as the pages write one, no annotation named
+    said = unescape("\n".join(_in_order(at.sidebar)))
+    form = said.index("**New job**")  # the form's head; the Job box above names the job too
+    assert form < said.index(note) < said.index(job.job_id, form)  # the job's card after it
+    call = call_time.largest_call(job.spec, store["results"], store["bundled"])
+    assert call is not None and numbers.flop_text(call.flop) in note
+    assert "e+" not in note and f" {call.annotation} " not in note
     assert cached.job_manager().wait(job.job_id, 120) == "done"
     at.run()
     assert note not in [unescape(c.value) for c in at.sidebar.caption]  # ended: not said

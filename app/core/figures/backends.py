@@ -29,13 +29,14 @@ def build_backends_figure(frame: pd.DataFrame) -> go.Figure:
                                   _rsd(group[F.CUPTI_RSD]), group[F.VERDICT],
                                   common.ratio_ci95_text(group[F.RATIO_CI95_LOWER],
                                                          group[F.RATIO_CI95_UPPER])])
+        us = common.hover_format(group[[F.NCU_US, F.CUPTI_US]].to_numpy(float))
         fig.add_trace(common.ratio_trace(
             group, annotation, i, F.RATIO_NCU_OVER_CUPTI, F.RATIO_CI95_LOWER, F.RATIO_CI95_UPPER,
             customdata=custom,
             hovertemplate=(f"<b>{annotation}</b> %{{x}}<br>ncu / cupti = %{{y:.4f}}"
                            "<br>%{customdata[5]}"
-                           "<br>ncu = %{customdata[0]:.6g} µs (%{customdata[2]})"
-                           "<br>cupti = %{customdata[1]:.6g} µs (%{customdata[3]})"
+                           f"<br>ncu = %{{customdata[0]:{us}}} µs (%{{customdata[2]}})"
+                           f"<br>cupti = %{{customdata[1]:{us}}} µs (%{{customdata[3]}})"
                            "<br>%{customdata[4]}<extra></extra>")))
     common.ratio_axes(fig, "ncu / cupti duration")
     common.open_ends(fig)  # an unbounded CI95: a bar to the chart's edge

@@ -43,7 +43,8 @@ def build_bound_figure(frame: pd.DataFrame, threshold_pct: float, host_timer: bo
         fig.add_trace(go.Bar(
             x=x, y=frame[col], name=name, marker_color=theme.BOUND_COLORS[i], customdata=custom,
             hovertemplate=(f"<b>%{{x}}</b><br>{name} = %{{y:.2f}} % of peak"
-                           "<br>time = %{customdata[0]:.4g} µs<br>DRAM = %{customdata[1]:.1f} GB/s "
+                           f"<br>time = %{{customdata[0]:{common.hover_format(custom[:, 0])}}} µs"
+                           "<br>DRAM = %{customdata[1]:,.1f} GB/s "
                            "(measured bytes / time)"
                            "<br>SM clock = %{customdata[2]:.0f} MHz"
                            "<br>limited by: %{customdata[3]}" + common.audit_hover(frame, 4)
@@ -113,6 +114,10 @@ def build_roofline_figure(frame: pd.DataFrame, ceilings: pd.DataFrame, host_time
                                   group[F.PCT_OF_CLOCK_PEAK], group[F.FLOPS_SOURCE],
                                   group[F.BYTES_SOURCE], group[F.TIME_NS] / 1e3,
                                   common.audit_cells(group)])
+        # the hover's numbers as the roofline table writes them (one format per trace)
+        ai, rate, time_us = (common.hover_format(v) for v in (
+            group[F.ARITHMETIC_INTENSITY], group[F.ACHIEVED_TFLOPS] * factor,
+            group[F.TIME_NS] / 1e3))
         fig.add_trace(go.Scatter(
             x=group[F.ARITHMETIC_INTENSITY], y=group[F.ACHIEVED_TFLOPS] * factor,
             mode="lines+markers+text",
@@ -123,10 +128,10 @@ def build_roofline_figure(frame: pd.DataFrame, ceilings: pd.DataFrame, host_time
             # a point whose runs failed the run audit: an x, larger, as on the Size sweep
             marker=common.audit_marker(group, 9) or {"size": 9},
             hovertemplate=(f"<b>{annotation}</b> %{{customdata[0]}}"
-                           f"<br>AI = %{{x:.4g}} FLOP/byte<br>achieved = %{{y:.4g}} {unit}"
+                           f"<br>AI = %{{x:{ai}}} FLOP/byte<br>achieved = %{{y:{rate}}} {unit}"
                            "<br>= %{customdata[1]:.1f} % of datasheet peak"
                            "<br>= %{customdata[2]:.1f} % of clock-adjusted peak"
-                           "<br>time = %{customdata[5]:.4g} µs"
+                           f"<br>time = %{{customdata[5]:{time_us}}} µs"
                            "<br>FLOPs: %{customdata[3]}<br>bytes: %{customdata[4]}"
                            + common.audit_hover(group, 6) + "<extra></extra>")))
     fig.update_xaxes(**theme.LOG_AXIS, title={"text": theme.axis_title("Arithmetic intensity",
@@ -195,8 +200,9 @@ def _ceilings(fig: go.Figure, ceilings: pd.DataFrame, lo: float, hi: float) -> N
         fig.add_trace(go.Scatter(
             x=xs, y=gbps * xs / 1e3, mode="lines", name=f"DRAM roof {gbps:,.0f} GB/s",
             line={"color": common.REFERENCE, "dash": "dash"},
-            hovertemplate=(f"DRAM roof {gbps:,.0f} GB/s<br>AI = %{{x:.3g}} FLOP/byte"
-                           f"<br>%{{y:.4g}} TFLOP/s<br>{memory[F.SOURCE].iloc[0]}<extra></extra>")))
+            hovertemplate=(f"DRAM roof {gbps:,.0f} GB/s<br>AI = %{{x:{common.hover_format(xs)}}}"
+                           f" FLOP/byte<br>%{{y:{common.hover_format(gbps * xs / 1e3)}}} TFLOP/s"
+                           f"<br>{memory[F.SOURCE].iloc[0]}<extra></extra>")))
     for j, (_, roof) in enumerate(compute.iterrows()):
         start = max(lo, roof[C.VALUE] * 1e3 / gbps) if gbps else lo
         fig.add_trace(go.Scatter(

@@ -57,7 +57,8 @@ def build_trace_figure(trace: pd.DataFrame, max_sm_mhz: float | None = None) -> 
         fig.add_trace(theme.points_trace(
             t, trace[col].to_numpy(float), label, mode="lines",
             line={"color": theme.color(row)},
-            hovertemplate=f"{label} %{{y:.4g}} {unit}<br>t = %{{x:.2f}} s<extra></extra>"),
+            hovertemplate=f"{label} %{{y:{common.hover_format(trace[col])}}} {unit}<br>"
+                          "t = %{x:.2f} s<extra></extra>"),
             row=row, col=1)
         fig.update_yaxes(title={"text": theme.axis_title(label, unit)}, row=row, col=1)
     _throttle_rows(fig, trace, t)
@@ -120,7 +121,8 @@ def build_drift_figure(frame: pd.DataFrame) -> go.Figure:
         fig.add_trace(theme.points_trace(
             group[C.RUN].to_numpy(float), group[F.KERNEL_TIME].to_numpy(float), name,
             mode="lines+markers", legendgroup=label, line={"color": theme.color(i), "width": 1},
-            hovertemplate=f"<b>{name}</b><br>run %{{x}}<br>time = %{{y:.6g}} {unit}"
+            hovertemplate=f"<b>{name}</b><br>run %{{x}}<br>time = "
+                          f"%{{y:{common.hover_format(group[F.KERNEL_TIME])}}} {unit}"
                           "<extra></extra>"), row=1, col=1)
     spread = times[F.KERNEL_TIME].max() / max(times[F.KERNEL_TIME].min(), 1e-300)
     fig.update_yaxes(title={"text": theme.axis_title("Kernel time", unit)}, row=1, col=1,
@@ -136,7 +138,8 @@ def build_drift_figure(frame: pd.DataFrame) -> go.Figure:
                 f"{collector} · {label}", mode="lines+markers", legendgroup=label,
                 showlegend=False, line={"color": theme.color(labels.index(label)), "width": 1},
                 hovertemplate=(f"<b>{collector}</b> {label}<br>run %{{x}} ({F.BEFORE_RUN})<br>"
-                               f"%{{y:.6g}} {cunit}<extra></extra>")), row=row, col=1)
+                               f"%{{y:{common.hover_format(group[F.COLLECTOR_VALUE])}}} {cunit}"
+                               "<extra></extra>")), row=row, col=1)
         fig.update_yaxes(title={"text": theme.axis_title(str(collector), cunit)}, row=row, col=1)
     fig.update_xaxes(title={"text": "run index (0 = first run)"}, row=1 + len(collectors), col=1)
     fig.update_layout(height=260 + 170 * len(collectors))
@@ -229,7 +232,8 @@ def build_thermal_figure(frame: pd.DataFrame) -> go.Figure:
             x=x, y=group[C.RSD], name=f"{job} (thermal_mode {group[F.THERMAL_MODE].iloc[0]}"
                                       f"{wall_text})",
             marker_color=theme.color(i), customdata=group[F.AVG_US],
-            hovertemplate=("%{x}<br>RSD %{y:.2f} %<br>mean %{customdata:.6g} µs"
+            hovertemplate=("%{x}<br>RSD %{y:.2f} %<br>mean "
+                           f"%{{customdata:{common.hover_format(group[F.AVG_US])}}} µs"
                            "<extra></extra>")))
     common.rsd_axes(fig)
     return common.finish(fig, title)

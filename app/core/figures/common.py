@@ -17,7 +17,7 @@ import plotly.graph_objects as go
 from profiling_worker.bundle.schema import columns as C, intervals
 
 from app.core.figures import theme
-from app.core import frame_columns as F
+from app.core import frame_columns as F, numbers
 
 GRID = "rgba(128,128,128,0.25)"
 REFERENCE = "rgba(128,128,128,0.9)"  # reference lines (100 %, 2 %, ratio 1)
@@ -28,12 +28,14 @@ REFERENCE = "rgba(128,128,128,0.9)"  # reference lines (100 %, 2 %, ratio 1)
 MEAN_UNBOUNDED_NOTE = "no upper end at 95 %"
 
 
-def ci95_text(lower: Iterable[float], upper: Iterable[float], unit: str = "", digits: str = ".6g",
-              missing: str = intervals.ONE_RUN_NOTE, why: str | None = None) -> np.ndarray:
+def ci95_text(lower: Iterable[float], upper: Iterable[float], unit: str = "",
+              digits: str | None = None, missing: str = intervals.ONE_RUN_NOTE,
+              why: str | None = None) -> np.ndarray:
     """Hover text of each point's CI95, the one CI95 line of every chart that shows a mean or
     ratio with its CI95: ``CI95 = [lo, hi] unit`` (bounds formatted with ``digits``);
     ``CI95 = [lo, unbounded) unit (why)`` where the upper bound is +inf, or NaN beside a finite
-    lower one (:func:`open_upper`; ``why`` by default
+    lower one (:func:`open_upper`; ``digits`` by default the bounds' :func:`hover_format`, as
+    a table writes them, never "4.12609e+06"; ``why`` by default
     :data:`~profiling_worker.bundle.schema.intervals.UNBOUNDED_NOTE` for a ratio, a ``unit``
     of "×", whose baseline mean cannot be told from 0, else :data:`MEAN_UNBOUNDED_NOTE`),
     ``CI95 unbounded (why)`` where neither bound is finite; or ``missing`` where both are NaN
@@ -41,6 +43,9 @@ def ci95_text(lower: Iterable[float], upper: Iterable[float], unit: str = "", di
     if why is None:
         why = intervals.UNBOUNDED_NOTE if unit.startswith("×") else MEAN_UNBOUNDED_NOTE
     said, in_unit = (f" ({why})" if why else ""), (f" {unit}" if unit else "")
+    lower, upper = np.asarray(lower, dtype=float), np.asarray(upper, dtype=float)
+    if digits is None:
+        digits = hover_format(np.concatenate([lower, upper]))
     out = []
     for lo, hi in zip(lower, upper):
         lo, hi = float(lo), float(hi)
@@ -329,6 +334,16 @@ def audit_marker(frame: pd.DataFrame, size: float, symbol: str = "circle"
 HOVER_WIDTH, HOVER_LINES = 72, 5
 #: The end of a sentence :func:`hover_lines` cut.
 HOVER_MORE = " … (in full in the table)"
+
+
+def hover_format(values: npt.ArrayLike) -> str:
+    """The d3 format a hover writes ``values`` (one trace's, in the unit it names) with, as the
+    tables write their column (:func:`app.core.numbers.decimals_for`: thousands separators, one
+    number of decimals: ",.2f"), never Plotly's ".6g" "4.12609e+6" (issue 37: one number
+    format for pages, tables, hover, report); the tables' exponent form (".3e") only where
+    their median is below 1e-5, as a table's column."""
+    decimals = numbers.decimals_for(np.asarray(values, dtype=float).ravel())
+    return ".3e" if decimals is None else f",.{decimals}f"
 
 
 def hover_lines(texts: Iterable[object], index: int, head: str) -> tuple[np.ndarray, str]:

@@ -13,6 +13,7 @@ from profiling_worker.bundle.gate.verdict import Outcome
 
 from app.core.figures import common, theme
 from app.core import frame_columns as F
+from app.core.views.compare import compare_table
 
 #: Marker per gate outcome (app/core/views/compare.py's Verdict).
 SYMBOLS = {Outcome.REGRESSED.value: "triangle-up", Outcome.IMPROVED.value: "triangle-down",
@@ -23,8 +24,7 @@ SYMBOLS = {Outcome.REGRESSED.value: "triangle-up", Outcome.IMPROVED.value: "tria
 
 
 def build_compare_figure(frame: pd.DataFrame, title: str = "Candidate / baseline",
-                         host_timer: bool = False, reasons: pd.Series | None = None
-                         ) -> go.Figure:
+                         host_timer: bool = False) -> go.Figure:
     """Ratios of a :func:`~app.core.views.compare.compare_frame`.
 
     Returns:
@@ -32,22 +32,24 @@ def build_compare_figure(frame: pd.DataFrame, title: str = "Candidate / baseline
         annotation with asymmetric CI95 error bars; the gate's outcome (Verdict) as the marker:
         filled triangle up regressed (or higher), down improved (or lower), hollow circle same,
         hollow square ambiguous, hollow x clock-explained, hollow diamond not comparable; a
-        dashed line at 1. Hover shows both means with their unit, the outcome and its why:
-        ``reasons``, the Reason of each row of ``frame`` (same index) as the table shows it
-        (:func:`~app.core.views.compare.compare_table`: its values in the table's unit), else
-        the frame's own Reason (ns); a fresh user's hover read "not comparable" without a word
-        why (issue 37).
+        dashed line at 1. Hover shows both means, the outcome and its why (the Reason) as the
+        table shows them (:func:`~app.core.views.compare.compare_table`: in its unit, µs for
+        durations, written as its columns are, :func:`~app.core.figures.common.hover_format`);
+        a fresh user's hover read "not comparable" without a word why, and "4.12609e+6 ns"
+        beside the table's µs (issue 37).
     """
     if frame.empty:
         return common.empty(title, "nothing in common")
-    unit = str(frame[C.UNIT].iloc[0])
-    if reasons is None:
-        reasons = frame[REASON] if REASON in frame else pd.Series("", index=frame.index)
+    shown = compare_table(frame)  # the table's unit and values
+    unit = str(shown[C.UNIT].iloc[0])
+    reasons = shown[REASON] if REASON in shown else pd.Series("", index=frame.index)
+    means = common.hover_format(shown[[F.BASELINE_AVG, F.CANDIDATE_AVG]].to_numpy(float))
     fig = go.Figure()
     for i, (annotation, group) in enumerate(frame.groupby(C.ANNOTATION, sort=False)):
         ci = common.ratio_ci95_text(group[F.RATIO_CI95_LOWER], group[F.RATIO_CI95_UPPER])
         why, why_lines = common.hover_lines(reasons.reindex(group.index).fillna(""), 6, "why: ")
-        custom = np.column_stack([group[F.BASELINE_AVG], group[F.CANDIDATE_AVG],
+        custom = np.column_stack([shown.loc[group.index, F.BASELINE_AVG],
+                                  shown.loc[group.index, F.CANDIDATE_AVG],
                                   group[F.RATIO_CI95_LOWER], group[F.RATIO_CI95_UPPER],
                                   group[F.VERDICT], ci, why])
         fig.add_trace(common.ratio_trace(
@@ -56,8 +58,8 @@ def build_compare_figure(frame: pd.DataFrame, title: str = "Candidate / baseline
             customdata=custom,
             hovertemplate=(f"<b>{annotation}</b> %{{x}}<br>ratio = %{{y:.4f}}"
                            "<br>%{customdata[5]}"
-                           f"<br>baseline = %{{customdata[0]:.6g}} {unit}"
-                           f"<br>candidate = %{{customdata[1]:.6g}} {unit}"
+                           f"<br>baseline = %{{customdata[0]:{means}}} {unit}"
+                           f"<br>candidate = %{{customdata[1]:{means}}} {unit}"
                            "<br>%{customdata[4]}" + why_lines + "<extra></extra>")))
     common.ratio_axes(fig, "candidate / baseline")
     common.open_ends(fig)  # an unbounded CI95: a bar to the chart's edge

@@ -25,7 +25,8 @@ def build_bars(frame: pd.DataFrame, label: str, value: str, title: str, unit: st
     fig = go.Figure(go.Bar(x=ordered[value], y=ordered[label], orientation="h",
                            customdata=ordered[raw] if raw else None,
                            marker={"color": theme.color(0)},
-                           hovertemplate=f"{named}<br>%{{x:.4g}} {unit}<extra></extra>"))
+                           hovertemplate=(f"{named}<br>%{{x:{common.hover_format(ordered[value])}}}"
+                                          f" {unit}<extra></extra>")))
     fig.update_xaxes(title={"text": theme.axis_title(value, unit)},
                      range=[0, x_max] if x_max else None, rangemode="tozero")
     fig.update_layout(height=max(220, 28 * len(ordered) + 120), showlegend=False)

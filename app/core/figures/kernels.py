@@ -115,7 +115,8 @@ def build_kernels_figure(frame: pd.DataFrame, host_timer: bool = False,
             name=legend[str(kernel)], marker_color=theme.long_color(i),
             customdata=group[[F.SHARE]].assign(k=str(kernel), t=group[F.MEAN_TIME_NS] / 1e3,
                                                a=common.audit_cells(group)).to_numpy(),
-            hovertemplate=("<b>%{x}</b><br>%{customdata[1]}<br>time = %{customdata[2]:.6g} µs"
+            hovertemplate=("<b>%{x}</b><br>%{customdata[1]}<br>time = %{customdata[2]:"
+                           f"{common.hover_format(group[F.MEAN_TIME_NS] / 1e3)}}} µs"
                            "<br>share = %{customdata[0]:.1f} %" + common.audit_hover(group, 3)
                            + "<extra></extra>")))
     # a region x config whose runs failed the run audit: an x over its stacked bar

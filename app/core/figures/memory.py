@@ -38,7 +38,8 @@ def build_memory_figure(frame: pd.DataFrame, host_timer: bool = False) -> go.Fig
             hovertemplate=(f"<b>%{{x}}</b><br>{name} = %{{y:,.3f}} MB"
                            "<br>read = %{customdata[0]:,.0f} B<br>written = %{customdata[1]:,.0f} B"
                            "<br>measured / analytic = %{customdata[2]:.3f}"
-                           "<br>time = %{customdata[3]:.4g} µs<br>%{customdata[4]}"
+                           f"<br>time = %{{customdata[3]:{common.hover_format(custom[:, 3])}}}"
+                           " µs<br>%{customdata[4]}"
                            + common.audit_hover(frame, 5) + "<extra></extra>")))
     fig.add_trace(go.Scatter(
         x=x, y=frame[F.ANALYTIC_BYTES] / MB, mode="markers", name="analytic minimum",

@@ -46,14 +46,16 @@ def build_one_kernel_figure(frame: pd.DataFrame, title: str,
             shorten_middle(str(kernel), LEGEND_CHARS), mode="markers",
             marker={"color": theme.color(i + 1), "size": 8},
             meta={"kernel": str(kernel)},  # the full name in the hover, escaped with the meta
-            hovertemplate=(f"<b>{kernel}</b><br>run %{{x}}<br>%{{y:.6g}} {unit}"
+            hovertemplate=(f"<b>{kernel}</b><br>run %{{x}}<br>"
+                           f"%{{y:{common.hover_format(part[C.VALUE])}}} {unit}"
                            "<extra></extra>")))
     total = frame[frame[C.KERNEL] == REGION_TOTAL]
     if len(total) and (len(kernels) != 1):
         fig.add_trace(theme.points_trace(
             total[C.RUN].to_numpy(float), total[C.VALUE].to_numpy(float), REGION_TOTAL,
             mode="lines+markers", line={"color": theme.color(0), "width": 1},
-            hovertemplate=f"region total<br>run %{{x}}<br>%{{y:.6g}} {unit}<extra></extra>"))
+            hovertemplate=(f"region total<br>run %{{x}}<br>"
+                           f"%{{y:{common.hover_format(total[C.VALUE])}}} {unit}<extra></extra>")))
     few = frame[C.RUN].nunique() <= 30
     fig.update_xaxes(title={"text": "run index (0 = first run)"}, dtick=1 if few else None)
     fig.update_yaxes(title={"text": theme.axis_title("Duration", unit)}, rangemode="tozero")

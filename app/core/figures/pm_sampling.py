@@ -48,7 +48,8 @@ def build_pm_figure(samples: pd.DataFrame, time: str, duration_ns: float | None,
             x=group[time], y=group[C.VALUE], mode="lines",
             name=str(metric) if unit in ("", "%") else f"{metric} ({unit})",
             line={"color": theme.long_color(i), "width": 1.5, "shape": "hv"},
-            hovertemplate=f"{metric}<br>%{{y:.4g}} {unit} at %{{x:,}} ns<extra></extra>"),
+            hovertemplate=(f"{metric}<br>%{{y:{common.hover_format(group[C.VALUE])}}} {unit}"
+                           " at %{x:,} ns<extra></extra>")),
             row=panels.index(str(group[F.PM_PANEL].iloc[0])) + 1, col=1)
     for row, panel in enumerate(panels, start=1):
         peak = AXES[panel] in ("% of peak", "%")

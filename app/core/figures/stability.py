@@ -11,6 +11,7 @@ from profiling_worker.bundle.schema import columns as C, intervals
 
 from app.core.figures import common, theme
 from app.core import frame_columns as F
+from app.core.numbers import fmt
 
 
 def build_stability_figure(frame: pd.DataFrame, host_timer: bool = False) -> go.Figure:
@@ -38,7 +39,8 @@ def build_stability_figure(frame: pd.DataFrame, host_timer: bool = False) -> go.
             x=group[F.CONFIG_LABEL], y=group[C.RSD], name=str(annotation),
             meta=theme.tag(annotation), marker_color=theme.color(i), customdata=custom,
             hovertemplate=(f"<b>{annotation}</b> %{{x}}<br>RSD = %{{y:.3f}} %"
-                           f"<br>mean = %{{customdata[0]:.6g}} {unit}<br>%{{customdata[1]}}"
+                           f"<br>mean = %{{customdata[0]:{common.hover_format(group[C.AVG])}}}"
+                           f" {unit}<br>%{{customdata[1]}}"
                            "<br>runs = %{customdata[2]}<br>%{customdata[3]}<extra></extra>")))
     common.rsd_axes(fig)
     return common.finish(fig, title, host_timer)
@@ -80,12 +82,13 @@ def build_runs_figure(runs: pd.DataFrame, metric_label: str, host_timer: bool = 
         ci = common.ci95_text([lo], [hi], unit)[0]
         fig.add_trace(go.Scatter(x=xs, y=[avg, avg], mode="lines", legendgroup=name,
                                  line={"color": color, "dash": "dot"}, showlegend=False,
-                                 hovertemplate=(f"<b>{name}</b><br>mean = {avg:.6g} {unit}<br>"
+                                 hovertemplate=(f"<b>{name}</b><br>mean = {fmt(avg)} {unit}<br>"
                                                 f"{ci}<extra></extra>")))
         fig.add_trace(theme.points_trace(
             x, group[C.VALUE].to_numpy(float), name, mode="lines+markers", legendgroup=name,
             line={"color": color, "width": 1}, marker={"color": color},
-            hovertemplate=(f"<b>{name}</b><br>run %{{x}}<br>value = %{{y:.6g}} {unit}"
+            hovertemplate=(f"<b>{name}</b><br>run %{{x}}<br>value = "
+                           f"%{{y:{common.hover_format(group[C.VALUE])}}} {unit}"
                            "<extra></extra>")))
     first, last = float(runs[C.RUN].min()), float(runs[C.RUN].max())
     fig.update_xaxes(title={"text": "run index (0 = first run)"}, range=[first - 0.5, last + 0.5],

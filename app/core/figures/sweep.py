@@ -199,7 +199,7 @@ def _trace(group: pd.DataFrame, annotation: str, x: str, unit: str, i: int,
         error_y=common.error_y(avg, drawn_lo, hi),
         customdata=custom,
         hovertemplate=(f"<b>{annotation}</b><br>{x} = %{{x{':,' if numeric else ''}}}<br>mean = "
-                       f"%{{y:.6g}} {unit}"
+                       f"%{{y:{common.hover_format(avg)}}} {unit}"
                        "<br>%{customdata[4]}%{customdata[3]}<br>runs = %{customdata[2]:.0f}"
                        + common.audit_hover(group, 5)
                        + "<extra></extra>"),

@@ -51,6 +51,8 @@ SERVER_STOPPED = "the dashboard server stopped"
 #: How a cancel of a job still queued came (no worker to signal): its :func:`cancel_how`'s
 #: first words, where a running job's name the signal.
 IN_QUEUE = "while queued"
+#: How a cancel of a job whose worker was still starting came (no worker to signal yet).
+STARTING = "while starting"
 
 
 def write_cancel_reason(job_dir: Path, reason: str) -> None:
@@ -103,6 +105,15 @@ def recorded_cancel(manifest: Mapping[str, Any]) -> str:
     message = str(error.get("message") or "") if isinstance(error, Mapping) else ""
     return message[len(CANCELLED_HEAD):].removesuffix(")") \
         if message.startswith(CANCELLED_HEAD) else ""
+
+
+def cancel_said(manifest: Mapping[str, Any]) -> str:
+    """How a cancelled job's cancel came, as every view of it says it (the job panel's card, a
+    page's banner, History; the report and the agent door give its error's message):
+    :func:`recorded_cancel`, its time as a person reads it, ``"while queued at 09:12:33 UTC:
+    cancelled by the user in the job panel"``; "" where the manifest records none."""
+    how = recorded_cancel(manifest)
+    return times_in(how) if how else ""
 
 
 def cancel_signal(how: str) -> str:
@@ -221,13 +232,17 @@ def not_measured(manifest: Mapping[str, Any]) -> set[int]:
     return {int(m["config"]) for m in missing or () if isinstance(m, Mapping) and "config" in m}
 
 
-def status_text(status: object, manifest: Mapping[str, Any]) -> str:
+def status_text(status: object, manifest: Mapping[str, Any], how: bool = False) -> str:
     """A job's status as the job lists say it (the sidebar's Job box, the job panel's store
     list, History): ``cancelled, partial: 3 of 6 configs`` for a job that kept part of its
     configs (:data:`CONFIGS_KEY`: a fresh user of session 22 read "cancelled" of a job whose
-    configs measured every page shows), else the status alone (``done``)."""
+    configs measured every page shows), else the status alone (``done``). ``how``: a
+    cancelled job's status says how its cancel came too (:func:`cancel_said`, History's
+    column: a fresh user of session 25 read only "cancelled" of a job the panel cancelled)."""
     record = manifest.get(CONFIGS_KEY)
-    if not isinstance(record, Mapping):
-        return str(status)
-    measured, total = len(record.get("measured") or ()), int(record.get("total") or 0)
-    return f"{status}, partial: {measured:,} of {counted(total, 'config')}"
+    text = str(status)
+    if isinstance(record, Mapping):
+        measured, total = len(record.get("measured") or ()), int(record.get("total") or 0)
+        text += f", partial: {measured:,} of {counted(total, 'config')}"
+    said = cancel_said(manifest) if how and str(status) == "cancelled" else ""
+    return f"{text} ({said})" if said else text

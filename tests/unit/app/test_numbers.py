@@ -230,3 +230,15 @@ def test_durations_in_leaves_other_words_and_refuses_other_units() -> None:
     assert numbers.durations_in(text, "µs") == text
     with pytest.raises(KeyError):
         numbers.durations_in("3 ns", "s")
+
+
+@pytest.mark.parametrize("flop, per_s, unit", [(1.28e14, False, "TFLOP"), (6.5536e4, False,
+                                                "kFLOP"), (3.1e9, True, "GFLOP/s")])
+def test_flop_text_is_in_a_unit_that_fits_never_exponent_form(flop, per_s, unit) -> None:
+    """Run's no-rate note read "1.28e+14 FLOP" (session 25): a FLOP count (or rate) is in
+    the largest unit in which it is at least 1, written by fmt."""
+    said = numbers.flop_text(flop, per_s)
+    value, shown = said.rsplit(" ", 1)
+    assert shown == unit and "e" not in value
+    factor = {"TFLOP": 1e12, "GFLOP": 1e9, "kFLOP": 1e3}[unit.removesuffix("/s")]
+    assert value == numbers.fmt(flop / factor)

@@ -61,7 +61,8 @@ def test_sweep_throughput_with_an_unbounded_upper_bound() -> None:
     np.testing.assert_allclose(line.error_y.arrayminus, [2.4, 5.0, 2.0])
     np.testing.assert_allclose(line.error_y.array[1:], [6.0, 2.0])
     _check_open_top(fig, line, 0)
-    assert line.customdata[0, 4] == "CI95 = [17.6, unbounded) GB/s (no upper end at 95 %)"
+    assert line.customdata[0, 4] == (f"CI95 = [{_bound(17.6, frame)}, unbounded) GB/s "
+                                      "(no upper end at 95 %)")
     note = common.open_end_note(fig)
     assert note.startswith("CI95 unbounded at copy at 1024: ") and "arrow" in note
     # a bounded sweep: no arrow, no note, the bars as they were
@@ -147,7 +148,8 @@ def test_sweep_recorded_throughput_one_point_unbounded() -> None:
         group = frame[frame[C.ANNOTATION] == row[C.ANNOTATION]].reset_index(drop=True)
         np.testing.assert_allclose(np.asarray(trace.error_y.array, dtype=float)[others],
                                    (group[C.CI95_UPPER] - group[C.AVG]).to_numpy(float)[others])
-        assert str(trace.customdata[j][4]).startswith(f"CI95 = [{row[C.CI95_LOWER]:.6g}, unbounded)")
+        assert str(trace.customdata[j][4]).startswith(
+            f"CI95 = [{_bound(row[C.CI95_LOWER], group)}, unbounded)")
         assert common.open_end_note(fig).startswith(
             f"CI95 unbounded at {row[C.ANNOTATION]} at {row['n']}: ")
 
@@ -271,6 +273,7 @@ def _ci95_charts():  # type: ignore[no-untyped-def]
     compare = _gate_pair_unbounded_first()
     summary = stability_frame(bundled("h200-ncu-matmul-sweep"), StabilityOptions()).copy()
     summary.loc[summary.index[0], C.CI95_UPPER] = np.inf
+    first = summary[summary[C.ANNOTATION] == summary[C.ANNOTATION].iloc[0]]
     sweep = pd.DataFrame({C.ANNOTATION: ["copy"] * 2, "n": [1024, 4096], C.UNIT: "GB/s",
                           C.NUM_RUNS: 10, C.AVG: [20.0, 35.0], C.CI95_LOWER: [17.6, 30.0],
                           C.CI95_UPPER: [np.inf, 41.0]})
@@ -279,11 +282,17 @@ def _ci95_charts():  # type: ignore[no-untyped-def]
             (build_compare_figure(compare), compare[C.ANNOTATION].iloc[0],
              "CI95 = [0.0000, unbounded)"),
             (build_stability_figure(summary), summary[C.ANNOTATION].iloc[0],
-             f"CI95 = [{summary[C.CI95_LOWER].iloc[0]:.6g}, unbounded) µs ({mean})"),
+             f"CI95 = [{_bound(summary[C.CI95_LOWER].iloc[0], first)}, unbounded) µs ({mean})"),
             (build_runs_figure(_runs_unbounded(np.inf), "Duration"), "fp16",
              f", unbounded) µs ({mean})"),
             (build_sweep_figure(sweep, "n", host_timer=True), "copy",
-             f"CI95 = [17.6, unbounded) GB/s ({mean})")]
+             f"CI95 = [{_bound(17.6, sweep)}, unbounded) GB/s ({mean})")]
+
+
+def _bound(value: float, frame: pd.DataFrame) -> str:
+    """A CI95 bound as the hover writes it: in the format of its trace's bounds (the
+    annotation's rows of ``frame``), as a table writes them (common.hover_format)."""
+    return format(float(value), common.hover_format(frame[[C.CI95_LOWER, C.CI95_UPPER]]))
 
 
 def test_every_ci95_chart_s_hover_carries_the_ci95_line() -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import numpy as np
@@ -121,7 +122,8 @@ def test_a_point_without_ci95_has_no_error_bar() -> None:
     assert np.isnan(a.error_y.array[0]) and np.isnan(a.error_y.arrayminus[0])
     assert a.customdata[0, 4] == intervals.ONE_RUN_NOTE
     assert "nan" not in a.customdata[0, 4].lower()
-    assert a.customdata[1, 4].startswith("CI95 = [3, 4.5]")
+    bounds = re.match(r"CI95 = \[([\d.,]+), ([\d.,]+)\]", a.customdata[1, 4])
+    assert bounds and [float(b) for b in bounds.groups()] == [3.0, 4.5]
 
 
 def test_a_log_y_axis_labels_every_tick_in_full() -> None:
