@@ -268,8 +268,8 @@ if not frame.empty and set(frame[F.VERDICT]) == {Outcome.NOT_COMPARABLE.value}:
     title = f"No verdict, every pair not comparable: {title}"  # ratios, not a judgement
 # the table and CSV in µs as Size sweep and Stability (the frame keeps ns for the report)
 table = compare_table(frame, DEFAULT_TIME_UNIT)
-# the hover's means and why as the table shows them (build_compare_figure: compare_table)
-fig = build_compare_figure(frame, title, baseline.host_timer or candidate.host_timer)
+# the hover's means and why as the table shows them
+fig = build_compare_figure(frame, title, baseline.host_timer or candidate.host_timer, table)
 analysis.figure_panel(fig, metric_roles.with_words(table, manifest), key=PAGE,
                       filename=f"compare-{candidate_id}-vs-{baseline_id}.csv",
                       note=figures_common.open_end_note(fig) or None,  # unbounded CI95s

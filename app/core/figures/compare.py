@@ -13,7 +13,6 @@ from profiling_worker.bundle.gate.verdict import Outcome
 
 from app.core.figures import common, theme
 from app.core import frame_columns as F
-from app.core.views.compare import compare_table
 
 #: Marker per gate outcome (app/core/views/compare.py's Verdict).
 SYMBOLS = {Outcome.REGRESSED.value: "triangle-up", Outcome.IMPROVED.value: "triangle-down",
@@ -24,8 +23,12 @@ SYMBOLS = {Outcome.REGRESSED.value: "triangle-up", Outcome.IMPROVED.value: "tria
 
 
 def build_compare_figure(frame: pd.DataFrame, title: str = "Candidate / baseline",
-                         host_timer: bool = False) -> go.Figure:
-    """Ratios of a :func:`~app.core.views.compare.compare_frame`.
+                         host_timer: bool = False, table: pd.DataFrame | None = None
+                         ) -> go.Figure:
+    """Ratios of a :func:`~app.core.views.compare.compare_frame`; ``table``: the page's
+    :func:`~app.core.views.compare.compare_table` of it (its rows, unit and Reason), whose
+    values the hover says (None: the frame's own, in its unit). The page passes the table it
+    shows, so the hover and the table are one (a figure never builds a view: test_boundaries).
 
     Returns:
         x = config (category), y = ratio (unitless, candidate / baseline), one marker series per
@@ -40,7 +43,7 @@ def build_compare_figure(frame: pd.DataFrame, title: str = "Candidate / baseline
     """
     if frame.empty:
         return common.empty(title, "nothing in common")
-    shown = compare_table(frame)  # the table's unit and values
+    shown = frame if table is None else table  # the table's unit and values
     unit = str(shown[C.UNIT].iloc[0])
     reasons = shown[REASON] if REASON in shown else pd.Series("", index=frame.index)
     means = common.hover_format(shown[[F.BASELINE_AVG, F.CANDIDATE_AVG]].to_numpy(float))

@@ -60,9 +60,10 @@ def build_sweep_figure(frame: pd.DataFrame, x: str, host_timer: bool,
 
     Returns:
         A figure with x = ``x`` (log axis with ticks at the sizes, ``2^k`` labels where every
-        size is a power of two, :func:`~app.core.derived.log2_labels`; or linear; or categories), y = AvgValue in the frame's unit, asymmetric error bars
-        from CI95, hover with exact values and units. A point without a CI95 (one run: NaN
-        bounds) has no error bar, and its hover says so (:func:`common.ci95_text`).
+        size is a power of two, :func:`~app.core.derived.log2_labels`; or linear; or
+        categories), y = AvgValue in the frame's unit, asymmetric error bars from CI95, hover
+        with exact values and units. A point without a CI95 (one run: NaN bounds) has no
+        error bar, and its hover says so (:func:`common.ci95_text`).
     """
     unit = theme.first_unit(frame[C.UNIT]) if C.UNIT in frame else ""
     floor = log_floor(frame) if log_y and not frame.empty else None

@@ -117,16 +117,17 @@ def _ratio_section(baseline: Bundle, candidate: Bundle, options: CompareOptions)
     except MissingData as exc:
         return section.add(H.missing(exc, exc.hint))
     metric = options.metric or baseline.duration_metric
+    table = compare_table(frame)
     fig = build_compare_figure(frame, f"{candidate.job_id} / {baseline.job_id}: "
                                f"{metric_roles.label(baseline.manifest, metric)}",
-                               baseline.host_timer or candidate.host_timer)
+                               baseline.host_timer or candidate.host_timer, table)
     caveated = caveated_pairs(frame)
     if caveated:  # the compare page's warning above its chart
         section.add(H.note(f"{len(caveated)} of {counted(len(frame), 'verdict')} "
                            f"{'carries' if len(caveated) == 1 else 'carry'} caveats (column "
                            f"{gate.CAVEATS}; the Reason gives the evidence): "
                            + "; ".join(caveated), "warning"))
-    shown = metric_roles.with_words(compare_table(frame), baseline.manifest)  # as the page's
+    shown = metric_roles.with_words(table, baseline.manifest)  # as the page's
     return section.add(H.figure(fig, "compare", job_colors(baseline)), H.table(shown),
                        H.paragraph(f"RatioCI95 (and the gate's DiffCI95, the same interval "
                                    f"minus 1): {intervals.RATIO_METHOD}; inf: unbounded. "

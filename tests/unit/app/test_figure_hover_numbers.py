@@ -75,7 +75,7 @@ def test_the_compare_hover_says_the_means_as_the_table() -> None:
     bundle = bundled("h200-cupti-j1-fp16")
     frame = compare_frame(bundle, bundle, CompareOptions())
     table = compare_table(frame)
-    texts = hover_texts(build_compare_figure(frame))
+    texts = hover_texts(build_compare_figure(frame, table=table))
     unit = str(table[C.UNIT].iloc[0])
     assert unit == "µs" and all(f" {unit}" in t and " ns" not in t for t in texts)
     first = texts[0]
