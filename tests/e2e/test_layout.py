@@ -119,10 +119,12 @@ def test_the_link_bar_starts_near_the_top_and_the_menu_stays_clickable(
         assert box is not None and box["x"] > bar["x"] + bar["width"], (box, bar)  # no overlap
         page.screenshot(path=str(layout_dir / "top-1400x900.png"))
         menu.locator("button").first.click()  # the see-through header still takes clicks
-        expect(page.get_by_test_id("stMainMenuPopover")).to_be_visible()
+        popover = page.get_by_test_id("stMainMenuPopover")
+        expect(popover).to_be_visible()
         page.keyboard.press("Escape")
+        expect(popover).to_be_hidden()  # closed before the next click, not racing its close
         # ... and lets a click through to the bar's first row, which lies under it
-        links.filter(has_text="Stability").click(timeout=10_000)
+        links.filter(has_text="Stability").click()
         expect(page).to_have_url(re.compile(r"/stability"))
     finally:
         context.close()
