@@ -317,4 +317,4 @@ def cancel_error(job_dir: Path, what: str) -> JobError:
     cancel_how`): ``the job was cancelled (SIGTERM at ...: cancelled by the user ...)``."""
     how = partial.cancel_how(what, job_dir)
     return {"kind": Cancelled.kind, "message": partial.cancelled_message(how), "hint": "",
-            "log_tail": ""}
+            "log_tail": "", "how": how}

@@ -20,6 +20,7 @@ class ErrorFields(TypedDict):
 class JobError(ErrorFields, total=False):
     """A failed job's ``error`` as the app keeps it (``Job.error``, the manifest)."""
     log_tail: str  # the worker log's last lines
+    how: str  # a cancelled job's: how its cancel came (Cancelled.how, partial.cancel_how)
 
 
 class WorkerError(Exception):
@@ -82,6 +83,10 @@ class Cancelled(WorkerError):
     def __init__(self, message: str, hint: str = "", how: str = ""):
         super().__init__(message, hint)
         self.how = how or "signal"
+
+    def to_event_fields(self) -> JobError:
+        """kind, message, hint and ``how`` (as data: readers need not parse the message)."""
+        return {"kind": self.kind, "message": self.message, "hint": self.hint, "how": self.how}
 
 
 class DiskFull(WorkerError):

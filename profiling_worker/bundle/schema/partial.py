@@ -97,11 +97,14 @@ def cancelled_message(how: str) -> str:
 def recorded_cancel(manifest: Mapping[str, Any]) -> str:
     """How a cancelled job's cancel came, as its manifest records it (:func:`cancel_how`:
     ``"SIGINT at <time>: <reason>"``, the configs kept's record first, else its error's
-    message), "" where it records none."""
+    message), "" where it records none. The error's ``how`` is read as data; its message is
+    parsed only for bundles recorded before the error carried it."""
     record = manifest.get(CONFIGS_KEY)
     if isinstance(record, Mapping) and record.get("cancelled"):
         return str(record["cancelled"])
     error = manifest.get("error")
+    if isinstance(error, Mapping) and error.get("how"):
+        return str(error["how"])
     message = str(error.get("message") or "") if isinstance(error, Mapping) else ""
     return message[len(CANCELLED_HEAD):].removesuffix(")") \
         if message.startswith(CANCELLED_HEAD) else ""
