@@ -5,14 +5,15 @@ cache of their manifests plus the one thing bundles do not hold: **tags**, which
 and never written into a bundle (the bundled directory is read-only).
 
 :func:`sync` brings the index up to date cheaply: it stats every ``manifest.json`` and reads
-only those whose mtime changed (a job that finished rewrote its manifest), adds new bundles and
+only those whose stamp changed (mtime, inode and size: a job that finished rewrote its
+manifest), adds new bundles and
 drops rows whose directory is gone. Call it when a page shows history and after a job or an
 import finishes; it is safe from several threads and processes (one short transaction).
 
 Tables::
 
     bundles(job_id PRIMARY KEY, source 'local'|'bundled', path, kernels (JSON list), gpu,
-            backend, created_at, status, spec_hash, label, mtime)
+            backend, created_at, status, spec_hash, label, stamp)
     tags(job_id, tag, PRIMARY KEY(job_id, tag))
 """
 
@@ -30,10 +31,14 @@ from typing import Any
 
 from app.services import result_store
 from app.services.result_store import SOURCE_BUNDLED, SOURCE_LOCAL
+from profiling_worker.bundle.schema.manifest import manifest_stamp
 from profiling_worker.bundle.schema import columns
 from profiling_worker.bundle.schema.manifest import JobStatus, ManifestError
 
 INDEX_FILE = "index.sqlite"
+#: 2: the ``bundles`` row's cache key is the manifest's stamp (mtime ns, inode, size), was its
+#: mtime (s), which one clock tick of a coarse filesystem could leave unchanged across two writes.
+SCHEMA_VERSION = 2
 TAG_RE = re.compile(r"^[\w.+:/-][\w .+:/-]{0,39}$")
 MAX_TAGS_PER_JOB = 20
 #: Statuses of a job whose directory the worker may still write: never deleted.
@@ -43,7 +48,7 @@ _SCHEMA = """
 CREATE TABLE IF NOT EXISTS bundles (
     job_id TEXT PRIMARY KEY, source TEXT NOT NULL, path TEXT NOT NULL, kernels TEXT NOT NULL,
     gpu TEXT NOT NULL, backend TEXT NOT NULL, created_at TEXT NOT NULL, status TEXT NOT NULL,
-    spec_hash TEXT NOT NULL, label TEXT NOT NULL, mtime REAL NOT NULL);
+    spec_hash TEXT NOT NULL, label TEXT NOT NULL, stamp TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS tags (
     job_id TEXT NOT NULL, tag TEXT NOT NULL, PRIMARY KEY (job_id, tag));
 CREATE INDEX IF NOT EXISTS tags_by_tag ON tags(tag);
@@ -105,6 +110,14 @@ def index_path(results_dir: Path) -> Path:
     return Path(results_dir) / INDEX_FILE
 
 
+def _drop_old_rows(conn: sqlite3.Connection) -> None:
+    """Drop the ``bundles`` rows of an index written before ``SCHEMA_VERSION`` (they are a
+    cache of the manifests, rebuilt by the next :func:`sync`; the tags stay)."""
+    if conn.execute("PRAGMA user_version").fetchone()[0] < SCHEMA_VERSION:
+        conn.execute("DROP TABLE IF EXISTS bundles")
+        conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+
+
 @contextmanager
 def connect(results_dir: Path) -> Iterator[sqlite3.Connection]:
     """A connection to the index (created, WAL mode), committed on success, always closed."""
@@ -114,6 +127,7 @@ def connect(results_dir: Path) -> Iterator[sqlite3.Connection]:
     try:
         conn.execute("PRAGMA journal_mode=WAL")
         conn.execute("PRAGMA foreign_keys=ON")
+        _drop_old_rows(conn)
         conn.executescript(_SCHEMA)
         with conn:
             yield conn
@@ -122,8 +136,8 @@ def connect(results_dir: Path) -> Iterator[sqlite3.Connection]:
 
 
 def _manifests(root: Path | None, source: str, results_dir: Path,
-               zips: list[result_store.StoreProblem]) -> Iterator[tuple[Path, str, float]]:
-    """The job folders of ``root`` (path, source, manifest mtime); a bundle's zip among them is
+               zips: list[result_store.StoreProblem]) -> Iterator[tuple[Path, str, str]]:
+    """The job folders of ``root`` (path, source, manifest stamp); a bundle's zip among them is
     added to ``zips`` (:func:`~app.services.result_store.zip_problem`)."""
     if root is None or not root.is_dir():
         return
@@ -135,10 +149,10 @@ def _manifests(root: Path | None, source: str, results_dir: Path,
                 or not result_store.JOB_ID_RE.match(child.name)):
             continue
         try:
-            mtime = (child / columns.MANIFEST_FILE).stat().st_mtime
+            stamp = manifest_stamp(child)
         except OSError:
-            mtime = -1.0  # reported as a problem by read_info below
-        yield child, source, mtime
+            stamp = ""  # reported as a problem by read_info below
+        yield child, source, stamp
 
 
 def sync(results_dir: Path, bundled_dir: Path | None = None) -> SyncResult:
@@ -151,17 +165,17 @@ def sync(results_dir: Path, bundled_dir: Path | None = None) -> SyncResult:
     out = SyncResult()
     results_dir = Path(results_dir)
     same = bundled_dir is not None and Path(bundled_dir).resolve() == results_dir.resolve()
-    found: dict[str, tuple[Path, str, float]] = {}
+    found: dict[str, tuple[Path, str, str]] = {}
     zips: list[result_store.StoreProblem] = []
     for root, source in ((results_dir, SOURCE_LOCAL), (None if same else bundled_dir,
                                                        SOURCE_BUNDLED)):
-        for path, src, mtime in _manifests(root, source, results_dir, zips):
-            found.setdefault(path.name, (path, src, mtime))
+        for path, src, stamp in _manifests(root, source, results_dir, zips):
+            found.setdefault(path.name, (path, src, stamp))
     with connect(results_dir) as conn:
         known = {r[0]: (r[1], r[2], r[3]) for r in
-                 conn.execute("SELECT job_id, source, path, mtime FROM bundles")}
-        for job_id, (path, source, mtime) in found.items():
-            if known.get(job_id) == (source, str(path), mtime):
+                 conn.execute("SELECT job_id, source, path, stamp FROM bundles")}
+        for job_id, (path, source, stamp) in found.items():
+            if known.get(job_id) == (source, str(path), stamp):
                 continue
             try:
                 info = result_store.read_info(path, source)
@@ -173,7 +187,7 @@ def sync(results_dir: Path, bundled_dir: Path | None = None) -> SyncResult:
                 "INSERT OR REPLACE INTO bundles VALUES (?,?,?,?,?,?,?,?,?,?,?)",
                 (job_id, source, str(path), json.dumps(list(info.kernels)), info.gpu_name,
                  info.backend, info.created_at, info.status,
-                 result_store.spec_hash(info.manifest), info.label, mtime))
+                 result_store.spec_hash(info.manifest), info.label, stamp))
             (out.updated if job_id in known else out.added).append(job_id)
         gone = [j for j in known if j not in found or j in
                 {p.path.name for p in out.problems}]

@@ -4,7 +4,7 @@
   shut down (workers killed) when the cache is cleared; :func:`slurm_executor` likewise for
   cluster sweeps, and :func:`executors` both as one.
 - :func:`env_report`: the worker's environment report, probed once per worker interpreter.
-- :func:`bundle_for`: a loaded bundle, cached on (path, manifest mtime), so a job that finishes
+- :func:`bundle_for`: a loaded bundle, cached on (path, manifest stamp), so a job that finishes
   later (new manifest) is read again; held once per server, each call gets its own copy.
 - :func:`view`: a view function's frame for a bundle, cached on the same key and its arguments.
 - :func:`figure`: a figure builder's plotly figure, cached on its arguments (frames by content).
@@ -27,7 +27,8 @@ import streamlit as st
 from profiling_worker.bundle.schema import backends as B
 
 from app import settings
-from profiling_worker.bundle.loader import Bundle, load_bundle, manifest_mtime
+from profiling_worker.bundle.loader import Bundle, load_bundle
+from profiling_worker.bundle.schema.manifest import manifest_stamp
 from app.services import call_time, history_index, report_client, result_store, worker_client
 from app.ui import state
 from app.services.executor import Executors
@@ -153,24 +154,24 @@ def last_listing() -> list[result_store.BundleInfo]:
 
 
 @st.cache_data(max_entries=1024, show_spinner=False)
-def _job_rates(path: str, mtime: float) -> call_time.Rates:
+def _job_rates(path: str, stamp: str) -> call_time.Rates:
     return call_time.job_rates(Path(path))
 
 
 def job_rates(path: Path) -> call_time.Rates:
     """:func:`app.services.call_time.job_rates` of the job at ``path``, read once per manifest
-    (path, its mtime), as :func:`bundle_for` reads a bundle.
+    (path, its stamp), as :func:`bundle_for` reads a bundle.
 
     Raises:
         OSError: the job's folder went away."""
-    return _job_rates(str(path), manifest_mtime(path))
+    return _job_rates(str(path), manifest_stamp(path))
 
 
 @st.cache_resource(max_entries=32, show_spinner="Loading results…")
-def _load(path: str, mtime: float) -> Bundle:
+def _load(path: str, stamp: str) -> Bundle:
     from app.ui import prewarm  # the read kernel-dashboard started with the server, if any
 
-    early = prewarm.bundle(path, mtime)
+    early = prewarm.bundle(path, stamp)
     return early if early is not None else load_bundle(path)
 
 
@@ -191,23 +192,23 @@ T = TypeVar("T")
 
 
 @st.cache_data(max_entries=256, show_spinner=False)
-def _view(name: str, path: str, mtime: float, args: tuple[Any, ...],
+def _view(name: str, path: str, stamp: str, args: tuple[Any, ...],
           _fn: Callable[..., T], _bundle: Bundle) -> T:
-    del name, path, mtime  # the cache key (the underscored arguments are not hashed)
+    del name, path, stamp  # the cache key (the underscored arguments are not hashed)
     return _fn(_bundle, *args)
 
 
 def view(fn: Callable[..., T], bundle: Bundle, *args: Any) -> T:
-    """``fn(bundle, *args)``, computed once per job (path + manifest mtime) and arguments:
+    """``fn(bundle, *args)``, computed once per job (path + manifest stamp) and arguments:
     a page shown again (another click, another session) reuses the frame (a copy; errors such
     as MissingData are raised again, not cached). ``args`` must be hashable by Streamlit; the
     key holds every positional argument with ``fn``'s defaults filled in, so a call that leaves
     a default out (the prefetch) and one that passes it (a page) are one entry."""
     try:
-        mtime = manifest_mtime(bundle.path)
+        stamp = manifest_stamp(bundle.path)
     except OSError:  # the job folder went away meanwhile: compute, do not cache
         return fn(bundle, *args)
-    return _view(f"{fn.__module__}.{fn.__qualname__}", str(bundle.path), mtime,
+    return _view(f"{fn.__module__}.{fn.__qualname__}", str(bundle.path), stamp,
                  _with_defaults(fn, args), fn, bundle)
 
 
@@ -259,23 +260,23 @@ def bundle_for(job_id: str | None) -> Bundle | None:
         path = result_store.find_bundle(job_id, settings.results_dir(), settings.bundled_dir())
         if path is None:
             return None
-        return _own_copy(_load(str(path), manifest_mtime(path)))
+        return _own_copy(_load(str(path), manifest_stamp(path)))
     except (result_store.InvalidJobId, ManifestError, OSError):
         return None
 
 
 @st.cache_data(max_entries=32, show_spinner="Reading the Nsight Compute report…")
-def _report_answer(command: str, path: str, mtime: float,
+def _report_answer(command: str, path: str, stamp: str,
                    worker_python: str) -> report_client.ReportAnswer:
-    del mtime  # part of the cache key only
+    del stamp  # part of the cache key only
     return report_client.ask(worker_python, command, Path(path), settings.worker_env())
 
 
 def report_answer(command: str, bundle: Bundle) -> report_client.ReportAnswer:
     """The worker's ``rules`` or ``deepdive`` answer for a bundle's report, once per job
-    (path + manifest mtime)."""
+    (path + manifest stamp)."""
     try:
-        mtime = manifest_mtime(bundle.path)
+        stamp = manifest_stamp(bundle.path)
     except OSError:
-        mtime = 0.0
-    return _report_answer(command, str(bundle.path), mtime, settings.worker_python())
+        stamp = ""
+    return _report_answer(command, str(bundle.path), stamp, settings.worker_python())

@@ -5,7 +5,7 @@ options per server, :mod:`app.ui.cached`): on the matmul sweep 65-85 ms of the s
 before the chart on Stability, Kernels and One kernel (AppTest script thread, 2-core machine,
 2026-12-05), against 1-5 ms on a later visit; three of the four clicks of
 ``benchmarks/page_speed.py`` are such first visits (issue 40). After a script run has drawn its
-page, :func:`start` computes, in a daemon thread and once per job (path + manifest mtime) and
+page, :func:`start` computes, in a daemon thread and once per job (path + manifest stamp) and
 server, what those pages compute before their chart with their controls at their defaults,
 through the same caches, so that the page's own calls find them. Nothing drawn changes; a page
 whose controls were changed computes as before. ``kernel-dashboard`` turns it on
@@ -68,7 +68,7 @@ def start(info: BundleInfo | None) -> None:
     thread, unless it was started for this job and manifest before, :func:`enable` was not
     called, or its spec records no configs or more than :data:`MAX_CONFIGS`; returns at once.
     A job folder gone meanwhile is skipped."""
-    from profiling_worker.bundle.loader import manifest_mtime
+    from profiling_worker.bundle.schema.manifest import manifest_stamp
     from profiling_worker.bundle.schema.manifest import JobStatus
 
     if not _enabled.is_set() or info is None or info.status != JobStatus.DONE:
@@ -76,20 +76,20 @@ def start(info: BundleInfo | None) -> None:
     if not 0 < len(getattr(info.spec, "configs", None) or ()) <= MAX_CONFIGS:
         return  # too large to compute while the user reads, or its size is not recorded
     try:
-        mtime = manifest_mtime(info.path)
+        stamp = manifest_stamp(info.path)
     except OSError:
         return
-    _start_once(str(info.path), mtime, info.job_id)
+    _start_once(str(info.path), stamp, info.job_id)
 
 
 @st.cache_resource(max_entries=256, show_spinner=False)
-def _start_once(path: str, mtime: float, job_id: str) -> threading.Thread:
-    """The prefetch thread of the job at ``path`` with manifest ``mtime``, started on the
+def _start_once(path: str, stamp: str, job_id: str) -> threading.Thread:
+    """The prefetch thread of the job at ``path`` with manifest ``stamp``, started on the
     first call for them in this server (Streamlit runs one call per key at a time; a job
     changed since is another key), with the job's bundle read by the calling script run."""
     from app.ui import cached
 
-    del path, mtime  # the cache key
+    del path, stamp  # the cache key
     # read here, in the script run (a hit: the page read it): a miss (the bundle left the
     # cache) shows its spinner, which a thread without a ScriptRunContext logged as a warning
     bundle = cached.bundle_for(job_id)

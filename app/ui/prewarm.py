@@ -62,8 +62,8 @@ MODULES = ("pandas", "pandas.core.reshape.reshape",  # the Size sweep's run audi
            "app.ui.sweep_chart", "app.ui.run_audit",
            "profiling_worker.bundle.schema.t_table")
 _probes: dict[str, Future[dict[str, Any]]] = {}
-#: bundle path (as :func:`app.ui.cached.bundle_for` names it) -> (manifest mtime, its read)
-_reads: dict[str, tuple[float, Future["Bundle"]]] = {}
+#: bundle path (as :func:`app.ui.cached.bundle_for` names it) -> (manifest stamp, its read)
+_reads: dict[str, tuple[str, Future["Bundle"]]] = {}
 _lock = threading.Lock()
 _imported = threading.Event()
 _imported.set()  # nothing to wait for until start()
@@ -120,23 +120,23 @@ def _map_module_files() -> None:
 
 def _register_likely() -> list[tuple[str, str, Future[Bundle]]]:
     """(job id, path, pending read) for each bundle of :func:`likely_jobs`, in their order;
-    each read is registered under the path and manifest mtime that
+    each read is registered under the path and manifest stamp that
     :func:`app.ui.cached.bundle_for` will key it by."""
     from app import settings
     from app.services import result_store
-    from profiling_worker.bundle.loader import manifest_mtime
+    from profiling_worker.bundle.schema.manifest import manifest_stamp
 
     results, bundled = settings.results_dir(), settings.bundled_dir()
     paths = {job_id: result_store.find_bundle(job_id, results, bundled)
              for job_id in likely_jobs(result_store.list_bundles(results, bundled)[0])}
-    keys = [(job_id, str(path), manifest_mtime(path)) for job_id, path in paths.items()
+    keys = [(job_id, str(path), manifest_stamp(path)) for job_id, path in paths.items()
             if path is not None]
     # registered together, after anything here could raise: a registered read is always done
-    pending: list[tuple[str, str, float, Future[Bundle]]] = [
-        (job_id, path, mtime, Future()) for job_id, path, mtime in keys]
+    pending: list[tuple[str, str, str, Future[Bundle]]] = [
+        (job_id, path, stamp, Future()) for job_id, path, stamp in keys]
     with _lock:
-        _reads.update({path: (mtime, future) for _job, path, mtime, future in pending})
-    return [(job_id, path, future) for job_id, path, _mtime, future in pending]
+        _reads.update({path: (stamp, future) for _job, path, stamp, future in pending})
+    return [(job_id, path, future) for job_id, path, _stamp, future in pending]
 
 
 def likely_jobs(bundles: list[BundleInfo]) -> list[str]:
@@ -174,13 +174,13 @@ def _read(reads: list[tuple[str, str, Future[Bundle]]]) -> None:
             pass
 
 
-def bundle(path: str, mtime: float) -> Bundle | None:
+def bundle(path: str, stamp: str) -> Bundle | None:
     """The bundle at ``path`` that :func:`start`'s thread read (waiting for the read to end),
-    once; None when it read none there, its manifest has changed since (``mtime`` differs) or
+    once; None when it read none there, its manifest has changed since (``stamp`` differs) or
     its read failed: the caller then reads it itself (and shows its own error)."""
     with _lock:
         early = _reads.pop(path, None)
-    if early is None or early[0] != mtime:
+    if early is None or early[0] != stamp:
         return None
     try:
         return early[1].result()

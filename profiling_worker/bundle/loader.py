@@ -390,8 +390,3 @@ def _spec_file(path: Path) -> dict[str, Any]:
     except (OSError, ValueError) as exc:
         raise ManifestError(f"{path.name}: {columns.SPEC_FILE} is not valid JSON ({exc})") from exc
     return raw if isinstance(raw, dict) else {}
-
-
-def manifest_mtime(bundle_dir: str | Path) -> float:
-    """Modification time of ``manifest.json`` (s since the epoch); the cache key of a bundle."""
-    return (Path(bundle_dir) / columns.MANIFEST_FILE).stat().st_mtime

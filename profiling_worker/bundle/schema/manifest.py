@@ -114,6 +114,20 @@ def _write(bundle: Path, manifest: dict[str, Any]) -> Path:
     return bundle / columns.MANIFEST_FILE
 
 
+def manifest_stamp(bundle_dir: str | Path) -> str:
+    """Which write of ``manifest.json`` is on disk: ``"<mtime ns>:<inode>:<size bytes>"``.
+
+    The cache key of a bundle. Each write replaces the manifest through a temporary name
+    (:func:`_write`), so every write has its own inode: two writes within one tick of a coarse
+    clock (1 s on some NFS servers, where Slurm sweeps keep their results) still give two keys,
+    where the mtime alone would keep the first write's read ("tables pending") until the next
+    change.
+    Raises OSError when ``manifest.json`` cannot be stat'ed.
+    """
+    stat = (Path(bundle_dir) / columns.MANIFEST_FILE).stat()
+    return f"{stat.st_mtime_ns}:{stat.st_ino}:{stat.st_size}"
+
+
 def write_manifest(bundle_dir: str | os.PathLike[str], manifest: dict[str, Any]) -> Path:
     """Write ``manifest.json`` atomically, under the bundle's lock; returns its path.
 

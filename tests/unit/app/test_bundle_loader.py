@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from pathlib import Path
 
 import pytest
 
-from profiling_worker.bundle.loader import load_bundle, manifest_mtime
+from profiling_worker.bundle.loader import load_bundle
 from profiling_worker.bundle.schema import columns as C
-from profiling_worker.bundle.schema.manifest import ManifestError
+from profiling_worker.bundle.schema.manifest import (ManifestError, manifest_stamp, read_manifest,
+                                                     write_manifest)
 from profiling_worker.bundle.table_problems import Fault
 from profiling_worker.bundle.writer import table_csv
 from tests.scenarios import SCENARIOS
@@ -54,7 +56,17 @@ def test_real_cpu_bundle(cpu_bundle: Path) -> None:
     assert {"manifest.json", "spec.json", "tables/runs.parquet"} <= paths
     assert "tables/runs.csv" not in paths  # made on download (issue 40)
     assert all(f.size >= 0 for f in bundle.files)
-    assert manifest_mtime(cpu_bundle) > 0
+    assert manifest_stamp(cpu_bundle).count(":") == 2
+
+
+def test_two_manifest_writes_in_one_clock_tick_have_two_stamps(cpu_bundle: Path) -> None:
+    """The app's cache key tells the result-ready write from the final one even where the
+    filesystem's clock is coarse (both writes' mtimes equal)."""
+    before = manifest_stamp(cpu_bundle)
+    mtime_ns = (cpu_bundle / "manifest.json").stat().st_mtime_ns
+    write_manifest(cpu_bundle, read_manifest(cpu_bundle))
+    os.utime(cpu_bundle / "manifest.json", ns=(mtime_ns, mtime_ns))
+    assert manifest_stamp(cpu_bundle) != before
 
 
 def test_missing_tables_load_empty(cpu_bundle: Path) -> None:

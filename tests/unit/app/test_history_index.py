@@ -12,6 +12,7 @@ import pytest
 
 from app.services import history_index as H
 from app.services import result_store
+from profiling_worker.bundle.schema.manifest import read_manifest, write_manifest
 from tests.scenarios import SCENARIOS
 
 REPO = Path(__file__).resolve().parents[3]
@@ -39,21 +40,49 @@ def test_sync_indexes_both_roots_in_wal_mode(dirs) -> None:
     assert (j1.source, j1.gpu, j1.backend) == ("bundled", "NVIDIA H200", "ncu")
 
 
-def test_sync_is_incremental_by_manifest_mtime(dirs, monkeypatch) -> None:
+def test_sync_is_incremental_by_manifest_stamp(dirs, monkeypatch) -> None:
     H.sync(dirs["results"], dirs["bundled"])
     calls: list[str] = []
     real = result_store.read_info
     monkeypatch.setattr(result_store, "read_info",
                         lambda p, s: calls.append(p.name) or real(p, s))
     assert H.sync(dirs["results"], dirs["bundled"]).added == [] and calls == []
-    manifest = dirs["results"] / "job-a" / "manifest.json"
-    data = json.loads(manifest.read_text())
+    bundle = dirs["results"] / "job-a"
+    before = (bundle / "manifest.json").stat()
+    data = read_manifest(bundle)
     data["status"] = "failed"
-    manifest.write_text(json.dumps(data))
-    os.utime(manifest, (1e9, 1e9))
+    write_manifest(bundle, data)
+    # the second write within one tick of a coarse clock (1 s on some NFS servers)
+    os.utime(bundle / "manifest.json", ns=(before.st_atime_ns, before.st_mtime_ns))
     got = H.sync(dirs["results"], dirs["bundled"])
     assert got.updated == ["job-a"] and calls == ["job-a"]
     assert H.rows(dirs["results"], H.HistoryFilter(statuses=("failed",)))[0].job_id == "job-a"
+
+
+def test_an_index_of_the_mtime_schema_is_rebuilt_with_its_tags(dirs) -> None:
+    dirs["results"].mkdir(exist_ok=True)
+    conn = sqlite3.connect(H.index_path(dirs["results"]))
+    conn.executescript(_SCHEMA_1)
+    conn.execute("INSERT INTO bundles VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+                 ("job-a", "local", str(dirs["results"] / "job-a"), "[]", "", "cpu", "",
+                  "done", "", "", 1.0))
+    conn.execute("INSERT INTO tags VALUES ('job-a', 'baseline')")
+    conn.commit()
+    conn.close()
+    assert sorted(H.sync(dirs["results"], dirs["bundled"]).added) == [
+        "h200-cupti-elementwise", "h200-ncu-j1-fp16", "job-a"]
+    rows = {r.job_id: r for r in H.rows(dirs["results"])}
+    assert rows["job-a"].kernels == ("matmul",) and rows["job-a"].tags == ("baseline",)
+
+
+#: The index as written before SCHEMA_VERSION 2 (its cache key the manifest's mtime in s).
+_SCHEMA_1 = """
+CREATE TABLE bundles (
+    job_id TEXT PRIMARY KEY, source TEXT NOT NULL, path TEXT NOT NULL, kernels TEXT NOT NULL,
+    gpu TEXT NOT NULL, backend TEXT NOT NULL, created_at TEXT NOT NULL, status TEXT NOT NULL,
+    spec_hash TEXT NOT NULL, label TEXT NOT NULL, mtime REAL NOT NULL);
+CREATE TABLE tags (job_id TEXT NOT NULL, tag TEXT NOT NULL, PRIMARY KEY (job_id, tag));
+"""
 
 
 def test_filters_and_text_search(dirs) -> None:
