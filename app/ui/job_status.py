@@ -2,7 +2,7 @@
 
 For a job this server runs, pages name the job manager's state, which the job panel shows (the
 manifest lags it: the manager sets a job running before it rewrites the manifest, and the cached
-bundle is keyed by the manifest's mtime). The job panel is a fragment that reruns every second;
+bundle is keyed by the manifest's stamp). The job panel is a fragment that reruns every second;
 the page is not rerun with it, so a page records what it named (:func:`shown_status`) and the
 panel reruns the whole app when a job's state moved on since (:func:`page_behind`): the page
 never keeps saying "queued" while the panel says "running".
