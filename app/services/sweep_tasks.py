@@ -186,7 +186,8 @@ def outside_cancel(folder: Path, queue: QueueState | None, how: str) -> tuple[st
       squeue's ``MinJobAge``), a SIGINT, which Slurm's preemption and time limit never send
       (they send SIGTERM): a cancel from outside the dashboard (``scancel --signal=INT``,
       Ctrl-C, kill), named by its signal, not retried;
-    - else (a SIGTERM with no state to tell): preempted, as before."""
+    - else (a SIGTERM with no state to tell): preempted, its reason saying which evidence
+      decided and that a SIGTERM from outside would read the same."""
     name = queue.state if queue is not None else ""
     if name == "CANCELLED":
         return CANCELLED, OUTSIDE
@@ -198,7 +199,9 @@ def outside_cancel(folder: Path, queue: QueueState | None, how: str) -> tuple[st
     if name or partial.cancel_signal(how) == "SIGINT":
         known = f"; Slurm recorded {name}, not a preemption" if name else ""
         return CANCELLED, f"cancelled outside the dashboard ({said}{known}): not retried"
-    return PREEMPTED, "the worker was stopped by the scheduler (preemption or time limit)"
+    return PREEMPTED, (f"the worker was stopped ({said}) and Slurm no longer lists the task: "
+                       "taken as the scheduler's stop (preemption and the time limit send "
+                       "SIGTERM; one sent from outside cannot be told apart)")
 
 
 def view(task: Task, state: str, reason: str) -> TaskView:
