@@ -9,9 +9,8 @@ import pandas as pd
 import streamlit as st
 
 from profiling_worker.bundle.number_text import counted
-from profiling_worker.bundle.schema import partial
 from app.core import frame_columns as F
-from app.ui import cached, history as hx, panels, state
+from app.ui import cached, history as hx, job_status, panels, state
 from app.core.markdown import code, esc, visible
 
 PAGE = "history"
@@ -31,9 +30,10 @@ def _frame(found: list[hx.HistoryRow]) -> pd.DataFrame:
     # a cancelled or failed job that kept configs says so (the index holds the status alone;
     # the listed manifests, read once per change, hold the record)
     manifests = {b.job_id: b.manifest for b in cached.list_bundles()[0]}
+    here = job_status.jobs_here()  # this server's jobs: the job panel's state (issue 37)
     frame = pd.DataFrame([{
-        F.JOB: r.job_id, F.STATUS: partial.status_text(r.status, manifests.get(r.job_id, {}),
-                                                    how=True),
+        F.JOB: r.job_id, F.STATUS: job_status.status_words(
+            r.status, manifests.get(r.job_id, {}), here.get(r.job_id), how=True),
         F.KERNEL_NAMES: ", ".join(r.kernels),
         F.BACKEND: r.backend, F.CREATED: r.created_at, F.GPU: r.gpu, F.SOURCE: r.source,
         F.LABEL: r.label, F.TAGS: ", ".join(r.tags), F.SPEC_HASH: r.spec_hash,

@@ -389,16 +389,9 @@ def kept_note(job: Job) -> str | None:
 
 
 def status_text(job: Job) -> str:
-    """The job's status as its card heads it: ``cancelled, partial: 3 of 6 configs`` for a
-    finished job that kept part of its configs
-    (:func:`profiling_worker.bundle.schema.partial.status_text`, from its manifest), else the
-    status alone (a manifest that cannot be read included)."""
-    if not job.status.finished or job.status == JobStatus.DONE:
-        return str(job.status)
-    try:
-        return partial.status_text(job.status, read_manifest(job.path))
-    except ManifestError:
-        return str(job.status)
+    """The job's status as its card heads it, in the words of every other list and label
+    (:func:`app.ui.job_status.job_words`)."""
+    return job_status.job_words(job)
 
 
 def cancel_help(job: Job) -> str | None:

@@ -7,11 +7,10 @@ from typing import NamedTuple
 import streamlit as st
 
 from profiling_worker.bundle.number_text import when_text
-from profiling_worker.bundle.schema import partial
 from profiling_worker.bundle.schema.manifest import JobStatus
 
-from app.ui import state
-from app.ui.jobs import SOURCE_BUNDLED, BundleInfo
+from app.ui import job_status, state
+from app.ui.jobs import SOURCE_BUNDLED, BundleInfo, Job
 from app.core import preflight
 from app.core.markdown import code, visible
 
@@ -61,35 +60,38 @@ def default_job(bundles: list[BundleInfo], gpu_here: bool) -> DefaultJob | None:
     return None
 
 
-def _status(info: BundleInfo) -> str:
+def _status(info: BundleInfo, job: Job | None) -> str:
     """The job's status as the job lists say it (``done``; ``cancelled, partial: 3 of 6
-    configs``: :func:`profiling_worker.bundle.schema.partial.status_text`)."""
-    return visible(partial.status_text(info.status, info.manifest))
+    configs``): ``job``'s, this server's executors' state of it, when they hold it, else the
+    listed manifest's (:func:`app.ui.job_status.status_words`, the job panel's words)."""
+    return visible(job_status.status_words(info.status, info.manifest, job))
 
 
-def _label(info: BundleInfo) -> str:
+def _label(info: BundleInfo, job: Job | None = None) -> str:
     """An entry of the Job box: ``<job id> · <kernels> · <backend> · <status>[ · bundled]``
-    (:data:`app.ui.state.LABEL_SEP`; the id first: :func:`app.ui.state.job_id_of`)."""
+    (:data:`app.ui.state.LABEL_SEP`; the id first: :func:`app.ui.state.job_id_of`); ``job``:
+    this server's executors' job of that id, if any (:func:`_status`)."""
     kernels = ",".join(info.kernels) or "?"
     where = (" · bundled" if info.source == SOURCE_BUNDLED else
              " · pre-flight pass" if preflight.is_pass(info.spec) else "")
     return visible(state.LABEL_SEP.join([info.job_id, kernels, info.backend,
-                                         f"{_status(info)}{where}"]))
+                                         f"{_status(info, job)}{where}"]))
 
 
 #: The Job box's own label, before the shown job's status (:func:`box_label`).
 BOX_LABEL = "Job"
 
 
-def box_label(shown: BundleInfo | None) -> str:
+def box_label(shown: BundleInfo | None, job: Job | None = None) -> str:
     """The Job box's label: ``Job · done``, the status of the job shown (:func:`_status`).
 
     The closed box shows its entry in a one-line field about 220 px wide, which cut every entry
     before its status ("cpu-contended · matmul · cpu · d…", issue 37) and long job ids before
     their end; the label above it has the room, and wraps (app/streamlit_app.py,
     ``SIDEBAR_LIST_CSS``), so the status is said whole there and the field's width is left to
-    the job id. ``shown``: None when no job is shown (the label is ``Job``)."""
-    return BOX_LABEL if shown is None else f"{BOX_LABEL}{state.LABEL_SEP}{_status(shown)}"
+    the job id. ``shown``: None when no job is shown (the label is ``Job``); ``job``: this
+    server's executors' job of that id, if any, whose state the label says (the panel's)."""
+    return BOX_LABEL if shown is None else f"{BOX_LABEL}{state.LABEL_SEP}{_status(shown, job)}"
 
 
 UNKNOWN_ASKED = "sidebar-job-unknown"  # a ?job= that named no job, for the selector's warning
@@ -158,9 +160,12 @@ def render_job_selector(bundles: list[BundleInfo]) -> str | None:
     if not ids:
         st.caption("No results yet.")
         return None
-    labels = {b.job_id: _label(b) for b in bundles}
+    here = job_status.jobs_here()  # one snapshot: the words of the job panel's cards
+    labels = {b.job_id: _label(b, here.get(b.job_id)) for b in bundles}
     shown = next((b for b in bundles if b.job_id == state.selected_job_id()), None)
+    job = here.get(shown.job_id) if shown is not None else None
+    job_status.named(job)  # the panel reruns the app when it moves on
     # the key is the widget's identity (Streamlit 1.67): a label that follows the job keeps it
-    return st.selectbox(box_label(shown), ids, key=state.SELECTED_JOB,
+    return st.selectbox(box_label(shown, job), ids, key=state.SELECTED_JOB,
                         format_func=lambda job_id: labels[job_id],
                         on_change=state.on_job_selected, help="Newest first; the URL keeps it.")
