@@ -63,17 +63,19 @@ def default_job(bundles: list[BundleInfo], gpu_here: bool) -> DefaultJob | None:
 def _status(info: BundleInfo, job: Job | None) -> str:
     """The job's status as the job lists say it (``done``; ``cancelled, partial: 3 of 6
     configs``): ``job``'s, this server's executors' state of it, when they hold it, else the
-    listed manifest's (:func:`app.ui.job_status.status_words`, the job panel's words)."""
-    return visible(job_status.status_words(info.status, info.manifest, job))
+    listed manifest's (:func:`app.ui.job_status.status_words`, the job panel's words), then
+    `` · Pre-flight pass`` for a pass (:func:`app.ui.job_status.kind_after`)."""
+    return visible(job_status.status_words(info.status, info.manifest, job)
+                   + job_status.kind_after(info.spec))
 
 
 def _label(info: BundleInfo, job: Job | None = None) -> str:
     """An entry of the Job box: ``<job id> · <kernels> · <backend> · <status>[ · bundled]``
+    (``<status>``: :func:`_status`, a pass's kind included)
     (:data:`app.ui.state.LABEL_SEP`; the id first: :func:`app.ui.state.job_id_of`); ``job``:
     this server's executors' job of that id, if any (:func:`_status`)."""
     kernels = ",".join(info.kernels) or "?"
-    where = (" · bundled" if info.source == SOURCE_BUNDLED else
-             " · pre-flight pass" if preflight.is_pass(info.spec) else "")
+    where = " · bundled" if info.source == SOURCE_BUNDLED else ""
     return visible(state.LABEL_SEP.join([info.job_id, kernels, info.backend,
                                          f"{_status(info, job)}{where}"]))
 

@@ -19,6 +19,9 @@ from profiling_worker.bundle.schema import partial
 from profiling_worker.bundle.schema.manifest import JobStatus, ManifestError, read_manifest
 
 from profiling_worker.bundle.loader import Bundle
+from profiling_worker.bundle.schema.bundle_spec import PartialSpec
+from profiling_worker.bundle.schema.spec import JobSpec
+from app.core import preflight
 from app.services.job_model import Job
 from app.ui import cached, state
 
@@ -65,6 +68,15 @@ def named(job: Job | None) -> None:
     it moves on (:func:`page_behind`), on pages that draw no caption of the job too."""
     if job is not None:
         _remember(job.job_id, job.status, job.result_ready)
+
+
+def kind_after(spec: JobSpec | PartialSpec | None) -> str:
+    """What follows a job's status words wherever they are said (the job panel's card and
+    store list, the Job box's label and entries, History): `` · Pre-flight pass`` for a
+    Pre-flight pass (:func:`app.core.preflight.is_pass` of its spec: the bundle's manifest's,
+    or the one the job manager recorded there, so it reads the same after a restart, where
+    it read plain "done", issue 37), else ""."""
+    return f"{state.LABEL_SEP}{preflight.PASS_WORDS}" if preflight.is_pass(spec) else ""
 
 
 def job_words(job: Job, how: bool = False) -> str:

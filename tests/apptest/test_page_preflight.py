@@ -296,3 +296,30 @@ def test_a_call_no_job_gives_a_rate_for_is_said_unknown_under_run(store, app) ->
     assert cached.job_manager().wait(job.job_id, 120) == "done"
     at.run()
     assert note not in [unescape(c.value) for c in at.sidebar.caption]  # ended: not said
+
+
+def test_a_recorded_pass_reads_as_a_pass_in_a_fresh_app(store, app) -> None:
+    """Issue 37: a Pre-flight pass read "Pre-flight pass" in the job panel while it ran and
+    plain "done" after a server restart (History, the Job box, the panel's store list). Its
+    kind comes from its recorded spec: a pass recorded by the worker, in an app whose job
+    manager never ran it, says it wherever its status is said, as its card said it."""
+    from apptest_helpers import TINY_SPEC
+
+    from profiling_worker.bundle.schema.spec import validate_spec
+    from app.core import preflight
+    from app.ui.state import LABEL_SEP
+
+    quick = preflight.preflight_spec(validate_spec(TINY_SPEC))
+    record_cpu_job(store["results"] / "pass-1", quick.to_json())
+    at = app("history")
+    at.sidebar.selectbox(key="sidebar-job").set_value("pass-1").run()
+    assert not at.exception, at.exception
+    said = ["done", preflight.PASS_WORDS]  # the status, then the kind
+    box = at.sidebar.selectbox(key="sidebar-job")
+    assert box.label.split(LABEL_SEP)[1:] == said, box.label
+    (entry,) = [o for o in box.options if o.startswith("pass-1")]
+    assert entry.split(LABEL_SEP)[3:] == said, entry
+    (line,) = [unescape(str(m.value)) for m in at.sidebar.markdown if "pass-1" in str(m.value)]
+    assert f"**done**{LABEL_SEP}{preflight.PASS_WORDS}{LABEL_SEP}matmul{LABEL_SEP}cpu" in line
+    table = at.dataframe[0].value
+    assert dict(zip(table["Job"], table["Status"]))["pass-1"] == LABEL_SEP.join(said)
