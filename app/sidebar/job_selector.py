@@ -69,14 +69,43 @@ def _status(info: BundleInfo, job: Job | None) -> str:
                    + job_status.kind_after(info.spec))
 
 
+#: The most characters of a job id the Job box shows whole: its closed field has 228 px for
+#: text (app/streamlit_app.py, ``SIDEBAR_LIST_CSS``), which every bundled id and run id of up to
+#: 33 characters fits; a ``batched_matmul`` run's 35 (240 px) lost its last ~16 px (issue 37).
+ID_CHARS = 33
+#: The characters of an id shown cut (:func:`shown_id`): 31, since "…" and digits are wider
+#: than the letters of the ids that fit (the batched_matmul run's, cut to 33, took 233 px).
+CUT_CHARS = 31
+
+
+def shown_id(job_id: str) -> str:
+    """``job_id`` as the Job box's entries say it: whole up to :data:`ID_CHARS` characters,
+    else its start (a run's date and time) and its end (its kernel's last letters and hex)
+    around a "…" in the middle, :data:`CUT_CHARS` in all. The entry names the kernel whole
+    after it, the box's help the whole id, the page's caption and the URL too."""
+    if len(job_id) <= ID_CHARS:
+        return job_id
+    head = (CUT_CHARS - 1) // 2
+    return f"{job_id[:head]}…{job_id[head + 1 - CUT_CHARS:]}"
+
+
+def _picked(value: object, ids: list[str]) -> str | None:
+    """The id of a stale entry's label that shows a shortened id (:func:`shown_id`): a label
+    whose job's status moved on since it was drawn comes back as the label
+    (:func:`app.ui.state.job_id_of` reads a whole id from its head); None for any other."""
+    head = value.split(state.LABEL_SEP, 1)[0] if isinstance(value, str) else ""
+    return next((i for i in ids if "…" in head and shown_id(i) == head), None)
+
+
 def _label(info: BundleInfo, job: Job | None = None) -> str:
     """An entry of the Job box: ``<job id> · <kernels> · <backend> · <status>[ · bundled]``
-    (``<status>``: :func:`_status`, a pass's kind included)
-    (:data:`app.ui.state.LABEL_SEP`; the id first: :func:`app.ui.state.job_id_of`); ``job``:
-    this server's executors' job of that id, if any (:func:`_status`)."""
+    (:data:`app.ui.state.LABEL_SEP`; the id first, :func:`shown_id`: read back by
+    :func:`app.ui.state.job_id_of`, or :func:`_picked` where shortened; ``<status>``:
+    :func:`_status`, a pass's kind included); ``job``: this server's executors' job of that
+    id, if any."""
     kernels = ",".join(info.kernels) or "?"
     where = " · bundled" if info.source == SOURCE_BUNDLED else ""
-    return visible(state.LABEL_SEP.join([info.job_id, kernels, info.backend,
+    return visible(state.LABEL_SEP.join([shown_id(info.job_id), kernels, info.backend,
                                          f"{_status(info, job)}{where}"]))
 
 
@@ -108,7 +137,8 @@ def resolve_job(bundles: list[BundleInfo], gpu_here: bool) -> str | None:
         return None
     asked = st.query_params.get(state.QUERY_JOB)
     # a /compare?baseline=…&candidate=… link (kernel-dashboard --compare) names its job too
-    current = (state.job_id_of(st.session_state.get(state.SELECTED_JOB)) or state.url_job()
+    picked = st.session_state.get(state.SELECTED_JOB)
+    current = (state.job_id_of(picked) or _picked(picked, ids) or state.url_job()
                or st.query_params.get("baseline"))
     if current not in ids:
         chosen = default_job(bundles, gpu_here)  # never None: ids is not empty
@@ -168,6 +198,9 @@ def render_job_selector(bundles: list[BundleInfo]) -> str | None:
     job = here.get(shown.job_id) if shown is not None else None
     job_status.named(job)  # the panel reruns the app when it moves on
     # the key is the widget's identity (Streamlit 1.67): a label that follows the job keeps it
+    whole = (f" Shown: {code(shown.job_id)}." if shown is not None
+             and shown_id(shown.job_id) != shown.job_id else "")  # its id, cut in the middle
     return st.selectbox(box_label(shown, job), ids, key=state.SELECTED_JOB,
                         format_func=lambda job_id: labels[job_id],
-                        on_change=state.on_job_selected, help="Newest first; the URL keeps it.")
+                        on_change=state.on_job_selected,
+                        help=f"Newest first; the URL keeps it.{whole}")
