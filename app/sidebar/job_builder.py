@@ -18,6 +18,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 import streamlit as st
+from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from profiling_worker.bundle.errors import classify_known
 from profiling_worker.bundle.schema import (backends as B, configs as cfgs, run_target,
@@ -480,6 +481,7 @@ def run_anyway(first: Mapping[str, Any]) -> None:
 def change() -> None:
     """"Change": the question is dropped and nothing is queued; the form keeps its values."""
     st.session_state.pop(state.BUILDER_CONFIRM, None)
+    st.session_state.pop(state.BUILDER_CONFIRM_PAGE, None)
 
 
 def render_question(first: Mapping[str, Any], where: Any) -> None:
@@ -487,7 +489,7 @@ def render_question(first: Mapping[str, Any], where: Any) -> None:
     seconds ago, :mod:`app.services.repeat_guard`) with its two answers, into ``where`` (a
     container)."""
     asked = st.session_state.get(state.BUILDER_CONFIRM)
-    if asked is None:
+    if asked is None or left_question(asked):
         return
     where.warning(asked[1], icon=":material/hourglass_top:")
     anyway, other = where.columns(2)
@@ -496,6 +498,22 @@ def render_question(first: Mapping[str, Any], where: Any) -> None:
     other.button("Change", key=k("change"), on_click=change)
     if asked[4]:  # no rate for its longest call: under the answers, which stay in sight
         where.caption(esc(asked[4]))
+
+
+def left_question(asked: tuple[str, str, float, str, str | None]) -> bool:
+    """Whether the user left the page on which the question ``asked`` was first drawn (page
+    script hashes: the sidebar's form stands on every page): then it is dropped, as Change
+    drops it, and True. A question answers a click; on another page it stood on in the
+    sidebar, "queued 5 s ago" of a job a minute old (issue 37). Run again asks afresh. False
+    where it stands on its page (recorded, :data:`app.ui.state.BUILDER_CONFIRM_PAGE`)."""
+    ctx = get_script_run_ctx()
+    page = ctx.page_script_hash if ctx is not None else ""
+    drawn = st.session_state.get(state.BUILDER_CONFIRM_PAGE)
+    if drawn is not None and drawn[0] == asked[2] and drawn[1] != page:
+        change()
+        return True
+    st.session_state[state.BUILDER_CONFIRM_PAGE] = (asked[2], page)
+    return False
 
 
 def answers(asked: tuple[str, str, float, str, str | None]) -> bool:
