@@ -27,7 +27,7 @@ from profiling_worker.bundle.schema import (backends as B, configs as cfgs, run_
 from app import settings
 from app.core import config_grid, job_size, spec_form
 from app.sidebar import preflight_panel, run_on
-from app.ui import cached, jobs, panels, state
+from app.ui import cached, job_status, jobs, panels, state
 from app.core.markdown import code, esc
 
 PAGE = "builder"
@@ -586,14 +586,22 @@ def unrated_note() -> str | None:
     """The note Run left for the job it queued last that no finished job gives a rate for its
     longest call, so its time is unknown (:func:`app.services.call_time.call_check`: a fresh
     store's n=40000 on the cpu backend, about 11 h a call, was queued without a word), while
-    that job is queued or running (one this server does not run, a cluster sweep: until the
-    next Run); None otherwise. There is no question to ask without a time, and a rate is not
-    invented."""
+    that job is queued or running in this server's executors (a cluster sweep's included);
+    None otherwise. There is no question to ask without a time, and a rate is not invented.
+
+    The note is drawn with the form, not with the job panel, whose fragment reruns the app
+    when a job the page named moved on (:func:`app.ui.job_status.page_behind`): the note
+    names its job so (:func:`app.ui.job_status.named`), and goes on the panel's first run
+    after the job ended, where it stood until the form was drawn again while the page showed
+    another job and another job was queued (issue 37)."""
     said = st.session_state.get(state.BUILDER_NOTICE_NOTE)
     if said is None or said[0] != st.session_state.get(state.BUILDER_NOTICE):
         return None
-    job = cached.job_manager().get(said[0])
-    return said[1] if job is None or job.active else None
+    job = cached.executors().get(said[0])
+    if job is None or not job.active:
+        return None
+    job_status.named(job)
+    return str(said[1])
 
 
 def render_job_builder(best_backend: str) -> dict[str, Any]:
