@@ -81,7 +81,8 @@ _TAG = "[data-testid='stSidebar'] [data-testid='stMultiSelectTagsContainer'] [da
 #: sidebar's side padding is 0.25rem, not 20 px, and the field's right padding 0.125rem, which
 #: leaves the id 228 px at any window size (Chromium on Linux, its scrollbar gutter 10 px a
 #: side; more where scrollbars overlay): every bundled id and run id of the form's kernels
-#: but batched_matmul's (240 px) is whole (tests/e2e/test_nothing_cut.py).
+#: is whole, batched_matmul's (240 px) cut in its middle (job_selector.shown_id;
+#: tests/e2e/test_nothing_cut.py).
 _JOB_BOX = ".st-key-sidebar-job"  # app.ui.state.SELECTED_JOB
 SIDEBAR_LIST_CSS = ("<style>[data-testid='stSidebarContent']"
                     "{padding-left:0.25rem!important;padding-right:0.25rem!important}"

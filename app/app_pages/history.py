@@ -9,9 +9,9 @@ import pandas as pd
 import streamlit as st
 
 from profiling_worker.bundle.number_text import counted
-from profiling_worker.bundle.schema import partial
 from app.core import frame_columns as F
-from app.ui import cached, history as hx, panels, state
+from app.ui import cached, history as hx, job_status, panels, state
+from app.ui.jobs import BundleInfo, Job
 from app.core.markdown import code, esc, visible
 
 PAGE = "history"
@@ -30,10 +30,10 @@ CREATED_COLUMN = st.column_config.DatetimeColumn(
 def _frame(found: list[hx.HistoryRow]) -> pd.DataFrame:
     # a cancelled or failed job that kept configs says so (the index holds the status alone;
     # the listed manifests, read once per change, hold the record)
-    manifests = {b.job_id: b.manifest for b in cached.list_bundles()[0]}
+    listed = {b.job_id: b for b in cached.list_bundles()[0]}
+    here = job_status.jobs_here()  # this server's jobs: the job panel's state (issue 37)
     frame = pd.DataFrame([{
-        F.JOB: r.job_id, F.STATUS: partial.status_text(r.status, manifests.get(r.job_id, {}),
-                                                    how=True),
+        F.JOB: r.job_id, F.STATUS: _status(r, listed.get(r.job_id), here.get(r.job_id)),
         F.KERNEL_NAMES: ", ".join(r.kernels),
         F.BACKEND: r.backend, F.CREATED: r.created_at, F.GPU: r.gpu, F.SOURCE: r.source,
         F.LABEL: r.label, F.TAGS: ", ".join(r.tags), F.SPEC_HASH: r.spec_hash,
@@ -42,6 +42,16 @@ def _frame(found: list[hx.HistoryRow]) -> pd.DataFrame:
     frame[F.CREATED] = pd.to_datetime(frame[F.CREATED], utc=True, errors="coerce",
                                       format="ISO8601")
     return frame
+
+
+def _status(row: hx.HistoryRow, info: BundleInfo | None, job: Job | None) -> str:
+    """A job's Status cell: its status words as the sidebar says them, how a cancel came
+    included (:func:`app.ui.job_status.status_words`; ``job``: this server's executors' job of
+    that id, if any; ``info``: its listing, None where the index alone has it), then a pass's
+    kind (:func:`app.ui.job_status.kind_after`)."""
+    manifest = info.manifest if info is not None else {}
+    return (job_status.status_words(row.status, manifest, job, how=True)
+            + job_status.kind_after(info.spec if info is not None else None))
 
 
 def _filters(facets: dict[str, list[str]]) -> hx.HistoryFilter:

@@ -57,19 +57,21 @@ except MissingData as exc:
     draw_controls()  # another metric may have what this one lacks
     analysis.missing(exc)
 
-# The notes, the run audit's badges and the captions stand above the chart but are drawn into
-# their place after it, so that the chart's message goes first (they were 20 elements before it
-# on the matmul sweep, which the browser rendered before drawing the chart: issue 40).
+# The notes and the captions stand above the chart but are drawn into their place after it,
+# so that the chart's message goes first (they were 20 elements before it on the matmul sweep,
+# which the browser rendered before drawing the chart: issue 40).
 above_chart = st.container()
+# the run audit's badges right under the chart, over its table: over it, their rows put the
+# chart's top at y 495 at 1000x700 (issue 37); the evidence stays at the page's end
 analysis.figure_panel(cached.figure(build_stability_figure, summary, bundle.host_timer),
                       metric_roles.with_words(summary, bundle.manifest),
                       key=PAGE, filename=f"{bundle.job_id}-stability.csv",
+                      under=lambda: run_audit.badges(bundle, PAGE, time_unit),  # page's unit
                       lead=OWN_COLUMNS,
                       parameters=bundle.parameters)
 draw_controls()
 with above_chart:
     notes.show(bundle, "stability", [metric], extra_checks=(P.INTERVAL_BELOW_ZERO,))
-    run_audit.badges(bundle, PAGE, time_unit)  # its evidence in the page's unit
     notes.few_runs(summary)
     notes.auto_runs(bundle, "stability")
 # what is stable, how far a short kernel's RSD can be trusted and how to read the table's CI95

@@ -32,6 +32,8 @@ from app.core.views.deep_dive import config_labeler
 CALLS = 2  # the first call (no warm-up) and one more
 PILOT_BUDGET_S = 60.0  # the most a pilot pass for Nsight Compute's runs may measure
 LABEL = "pre-flight"
+#: How every job list and label names a pass's job, after its status (app.ui.job_status).
+PASS_WORDS = "Pre-flight pass"
 FIRST, LATER = "FirstCallLaunches", "SecondCallLaunches"
 FIRST_KERNELS, LATER_KERNELS = "FirstCallKernels", "SecondCallKernels"
 #: Columns of :attr:`Preflight.counts`.

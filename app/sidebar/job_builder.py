@@ -18,6 +18,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 import streamlit as st
+from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from profiling_worker.bundle.errors import classify_known
 from profiling_worker.bundle.schema import (backends as B, configs as cfgs, run_target,
@@ -26,7 +27,7 @@ from profiling_worker.bundle.schema import (backends as B, configs as cfgs, run_
 from app import settings
 from app.core import config_grid, job_size, spec_form
 from app.sidebar import preflight_panel, run_on
-from app.ui import cached, jobs, panels, state
+from app.ui import cached, job_status, jobs, panels, state
 from app.core.markdown import code, esc
 
 PAGE = "builder"
@@ -480,6 +481,7 @@ def run_anyway(first: Mapping[str, Any]) -> None:
 def change() -> None:
     """"Change": the question is dropped and nothing is queued; the form keeps its values."""
     st.session_state.pop(state.BUILDER_CONFIRM, None)
+    st.session_state.pop(state.BUILDER_CONFIRM_PAGE, None)
 
 
 def render_question(first: Mapping[str, Any], where: Any) -> None:
@@ -487,7 +489,7 @@ def render_question(first: Mapping[str, Any], where: Any) -> None:
     seconds ago, :mod:`app.services.repeat_guard`) with its two answers, into ``where`` (a
     container)."""
     asked = st.session_state.get(state.BUILDER_CONFIRM)
-    if asked is None:
+    if asked is None or left_question(asked):
         return
     where.warning(asked[1], icon=":material/hourglass_top:")
     anyway, other = where.columns(2)
@@ -496,6 +498,22 @@ def render_question(first: Mapping[str, Any], where: Any) -> None:
     other.button("Change", key=k("change"), on_click=change)
     if asked[4]:  # no rate for its longest call: under the answers, which stay in sight
         where.caption(esc(asked[4]))
+
+
+def left_question(asked: tuple[str, str, float, str, str | None]) -> bool:
+    """Whether the user left the page on which the question ``asked`` was first drawn (page
+    script hashes: the sidebar's form stands on every page): then it is dropped, as Change
+    drops it, and True. A question answers a click; on another page it stood on in the
+    sidebar, "queued 5 s ago" of a job a minute old (issue 37). Run again asks afresh. False
+    where it stands on its page (recorded, :data:`app.ui.state.BUILDER_CONFIRM_PAGE`)."""
+    ctx = get_script_run_ctx()
+    page = ctx.page_script_hash if ctx is not None else ""
+    drawn = st.session_state.get(state.BUILDER_CONFIRM_PAGE)
+    if drawn is not None and drawn[0] == asked[2] and drawn[1] != page:
+        change()
+        return True
+    st.session_state[state.BUILDER_CONFIRM_PAGE] = (asked[2], page)
+    return False
 
 
 def answers(asked: tuple[str, str, float, str, str | None]) -> bool:
@@ -568,14 +586,22 @@ def unrated_note() -> str | None:
     """The note Run left for the job it queued last that no finished job gives a rate for its
     longest call, so its time is unknown (:func:`app.services.call_time.call_check`: a fresh
     store's n=40000 on the cpu backend, about 11 h a call, was queued without a word), while
-    that job is queued or running (one this server does not run, a cluster sweep: until the
-    next Run); None otherwise. There is no question to ask without a time, and a rate is not
-    invented."""
+    that job is queued or running in this server's executors (a cluster sweep's included);
+    None otherwise. There is no question to ask without a time, and a rate is not invented.
+
+    The note is drawn with the form, not with the job panel, whose fragment reruns the app
+    when a job the page named moved on (:func:`app.ui.job_status.page_behind`): the note
+    names its job so (:func:`app.ui.job_status.named`), and goes on the panel's first run
+    after the job ended, where it stood until the form was drawn again while the page showed
+    another job and another job was queued (issue 37)."""
     said = st.session_state.get(state.BUILDER_NOTICE_NOTE)
     if said is None or said[0] != st.session_state.get(state.BUILDER_NOTICE):
         return None
-    job = cached.job_manager().get(said[0])
-    return said[1] if job is None or job.active else None
+    job = cached.executors().get(said[0])
+    if job is None or not job.active:
+        return None
+    job_status.named(job)
+    return str(said[1])
 
 
 def render_job_builder(best_backend: str) -> dict[str, Any]:

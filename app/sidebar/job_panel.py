@@ -25,7 +25,7 @@ from profiling_worker.bundle.schema.manifest import JobStatus, ManifestError, re
 from app.ui import job_status, navigation, panels, state
 from app.ui.jobs import (PARTIAL_DIR, READ_ONLY_STAGE, SCAN_S, UNKNOWN_BACKEND, BundleInfo,
                          Executor, Job, TaskView, store_jobs, store_owner)
-from app.core import preflight, spec_form
+from app.core import spec_form
 from app.core.markdown import code, esc
 
 #: The most jobs the panel lists: the newest submitted, of this server's executors (any session)
@@ -183,11 +183,13 @@ def what_ran(info: BundleInfo) -> str:
 
 
 def store_line(info: BundleInfo) -> str:
-    """One job of the store as the panel lists it: mark, status, kernels, backend, id; for a
+    """One job of the store as the panel lists it: mark, status (`` · Pre-flight pass`` after
+    it for a pass, as its card says while it runs), kernels, backend, id; for a
     queued or running one, the process its manifest names as owner."""
     status = JobStatus(info.status)
     said = partial.status_text(status, info.manifest)  # a cancelled job that kept configs
-    line = (f"{STATUS_ICON.get(status, '')} **{esc(said)}** · {esc(what_ran(info))} · "
+    line = (f"{STATUS_ICON.get(status, '')} **{esc(said)}**{job_status.kind_after(info.spec)}"
+            f" · {esc(what_ran(info))} · "
             f"{code(info.job_id)}")
     if not status.finished:
         owner = store_owner(info)
@@ -207,8 +209,8 @@ def _job(manager: Executor, job: Job, position: int) -> None:
     with st.container(border=True, key=state.key("panel", f"job-{job.job_id}")):
         icon = STATUS_ICON.get(job.status, "")
         kernels = ",".join(job.spec.kernels)
-        st.markdown(f"{icon} **{esc(status_text(job))}** · {kind_text(job)}{esc(kernels)} · "
-                    f"{esc(job.spec.backend)}  \n{code(job.job_id)}")
+        st.markdown(f"{icon} **{esc(status_text(job))}**{job_status.kind_after(job.spec)} · "
+                    f"{esc(kernels)} · {esc(job.spec.backend)}  \n{code(job.job_id)}")
         # the progress bar and the Cancel button have places of their own, filled or left empty
         # whatever the job's state: a finished job's empty place replaces its bar at once, where
         # the next element of another kind left the bar of an earlier run under "✓ done"
@@ -361,12 +363,6 @@ def other_failure(job: Job) -> str:
     return f"Owned by the {job.watched_by}, which shows its error: {head}"
 
 
-def kind_text(job: Job) -> str:
-    """"Pre-flight pass · " for the quick pass Pre-flight queued (its label begins with
-    :data:`app.core.preflight.LABEL`), so it is not read as the job itself; else ""."""
-    return "Pre-flight pass · " if preflight.is_pass(job.spec) else ""
-
-
 def _worker_log(job: Job) -> str:
     """"the worker log and " where the job's worker.log holds anything; "" where it is empty
     or absent (issue 37: an empty log was named as kept)."""
@@ -389,16 +385,9 @@ def kept_note(job: Job) -> str | None:
 
 
 def status_text(job: Job) -> str:
-    """The job's status as its card heads it: ``cancelled, partial: 3 of 6 configs`` for a
-    finished job that kept part of its configs
-    (:func:`profiling_worker.bundle.schema.partial.status_text`, from its manifest), else the
-    status alone (a manifest that cannot be read included)."""
-    if not job.status.finished or job.status == JobStatus.DONE:
-        return str(job.status)
-    try:
-        return partial.status_text(job.status, read_manifest(job.path))
-    except ManifestError:
-        return str(job.status)
+    """The job's status as its card heads it, in the words of every other list and label
+    (:func:`app.ui.job_status.job_words`)."""
+    return job_status.job_words(job)
 
 
 def cancel_help(job: Job) -> str | None:

@@ -7,11 +7,10 @@ from typing import NamedTuple
 import streamlit as st
 
 from profiling_worker.bundle.number_text import when_text
-from profiling_worker.bundle.schema import partial
 from profiling_worker.bundle.schema.manifest import JobStatus
 
-from app.ui import state
-from app.ui.jobs import SOURCE_BUNDLED, BundleInfo
+from app.ui import job_status, state
+from app.ui.jobs import SOURCE_BUNDLED, BundleInfo, Job
 from app.core import preflight
 from app.core.markdown import code, visible
 
@@ -61,35 +60,69 @@ def default_job(bundles: list[BundleInfo], gpu_here: bool) -> DefaultJob | None:
     return None
 
 
-def _status(info: BundleInfo) -> str:
+def _status(info: BundleInfo, job: Job | None) -> str:
     """The job's status as the job lists say it (``done``; ``cancelled, partial: 3 of 6
-    configs``: :func:`profiling_worker.bundle.schema.partial.status_text`)."""
-    return visible(partial.status_text(info.status, info.manifest))
+    configs``): ``job``'s, this server's executors' state of it, when they hold it, else the
+    listed manifest's (:func:`app.ui.job_status.status_words`, the job panel's words), then
+    `` · Pre-flight pass`` for a pass (:func:`app.ui.job_status.kind_after`)."""
+    return visible(job_status.status_words(info.status, info.manifest, job)
+                   + job_status.kind_after(info.spec))
 
 
-def _label(info: BundleInfo) -> str:
+#: The most characters of a job id the Job box shows whole: its closed field has 228 px for
+#: text (app/streamlit_app.py, ``SIDEBAR_LIST_CSS``), which every bundled id and run id of up to
+#: 33 characters fits; a ``batched_matmul`` run's 35 (240 px) lost its last ~16 px (issue 37).
+ID_CHARS = 33
+#: The characters of an id shown cut (:func:`shown_id`): 31, since "…" and digits are wider
+#: than the letters of the ids that fit (the batched_matmul run's, cut to 33, took 233 px).
+CUT_CHARS = 31
+
+
+def shown_id(job_id: str) -> str:
+    """``job_id`` as the Job box's entries say it: whole up to :data:`ID_CHARS` characters,
+    else its start (a run's date and time) and its end (its kernel's last letters and hex)
+    around a "…" in the middle, :data:`CUT_CHARS` in all. The entry names the kernel whole
+    after it, the box's help the whole id, the page's caption and the URL too."""
+    if len(job_id) <= ID_CHARS:
+        return job_id
+    head = (CUT_CHARS - 1) // 2
+    return f"{job_id[:head]}…{job_id[head + 1 - CUT_CHARS:]}"
+
+
+def _picked(value: object, ids: list[str]) -> str | None:
+    """The id of a stale entry's label that shows a shortened id (:func:`shown_id`): a label
+    whose job's status moved on since it was drawn comes back as the label
+    (:func:`app.ui.state.job_id_of` reads a whole id from its head); None for any other."""
+    head = value.split(state.LABEL_SEP, 1)[0] if isinstance(value, str) else ""
+    return next((i for i in ids if "…" in head and shown_id(i) == head), None)
+
+
+def _label(info: BundleInfo, job: Job | None = None) -> str:
     """An entry of the Job box: ``<job id> · <kernels> · <backend> · <status>[ · bundled]``
-    (:data:`app.ui.state.LABEL_SEP`; the id first: :func:`app.ui.state.job_id_of`)."""
+    (:data:`app.ui.state.LABEL_SEP`; the id first, :func:`shown_id`: read back by
+    :func:`app.ui.state.job_id_of`, or :func:`_picked` where shortened; ``<status>``:
+    :func:`_status`, a pass's kind included); ``job``: this server's executors' job of that
+    id, if any."""
     kernels = ",".join(info.kernels) or "?"
-    where = (" · bundled" if info.source == SOURCE_BUNDLED else
-             " · pre-flight pass" if preflight.is_pass(info.spec) else "")
-    return visible(state.LABEL_SEP.join([info.job_id, kernels, info.backend,
-                                         f"{_status(info)}{where}"]))
+    where = " · bundled" if info.source == SOURCE_BUNDLED else ""
+    return visible(state.LABEL_SEP.join([shown_id(info.job_id), kernels, info.backend,
+                                         f"{_status(info, job)}{where}"]))
 
 
 #: The Job box's own label, before the shown job's status (:func:`box_label`).
 BOX_LABEL = "Job"
 
 
-def box_label(shown: BundleInfo | None) -> str:
+def box_label(shown: BundleInfo | None, job: Job | None = None) -> str:
     """The Job box's label: ``Job · done``, the status of the job shown (:func:`_status`).
 
     The closed box shows its entry in a one-line field about 220 px wide, which cut every entry
     before its status ("cpu-contended · matmul · cpu · d…", issue 37) and long job ids before
     their end; the label above it has the room, and wraps (app/streamlit_app.py,
     ``SIDEBAR_LIST_CSS``), so the status is said whole there and the field's width is left to
-    the job id. ``shown``: None when no job is shown (the label is ``Job``)."""
-    return BOX_LABEL if shown is None else f"{BOX_LABEL}{state.LABEL_SEP}{_status(shown)}"
+    the job id. ``shown``: None when no job is shown (the label is ``Job``); ``job``: this
+    server's executors' job of that id, if any, whose state the label says (the panel's)."""
+    return BOX_LABEL if shown is None else f"{BOX_LABEL}{state.LABEL_SEP}{_status(shown, job)}"
 
 
 UNKNOWN_ASKED = "sidebar-job-unknown"  # a ?job= that named no job, for the selector's warning
@@ -104,7 +137,8 @@ def resolve_job(bundles: list[BundleInfo], gpu_here: bool) -> str | None:
         return None
     asked = st.query_params.get(state.QUERY_JOB)
     # a /compare?baseline=…&candidate=… link (kernel-dashboard --compare) names its job too
-    current = (state.job_id_of(st.session_state.get(state.SELECTED_JOB)) or state.url_job()
+    picked = st.session_state.get(state.SELECTED_JOB)
+    current = (state.job_id_of(picked) or _picked(picked, ids) or state.url_job()
                or st.query_params.get("baseline"))
     if current not in ids:
         chosen = default_job(bundles, gpu_here)  # never None: ids is not empty
@@ -158,9 +192,15 @@ def render_job_selector(bundles: list[BundleInfo]) -> str | None:
     if not ids:
         st.caption("No results yet.")
         return None
-    labels = {b.job_id: _label(b) for b in bundles}
+    here = job_status.jobs_here()  # one snapshot: the words of the job panel's cards
+    labels = {b.job_id: _label(b, here.get(b.job_id)) for b in bundles}
     shown = next((b for b in bundles if b.job_id == state.selected_job_id()), None)
+    job = here.get(shown.job_id) if shown is not None else None
+    job_status.named(job)  # the panel reruns the app when it moves on
     # the key is the widget's identity (Streamlit 1.67): a label that follows the job keeps it
-    return st.selectbox(box_label(shown), ids, key=state.SELECTED_JOB,
+    whole = (f" Shown: {code(shown.job_id)}." if shown is not None
+             and shown_id(shown.job_id) != shown.job_id else "")  # its id, cut in the middle
+    return st.selectbox(box_label(shown, job), ids, key=state.SELECTED_JOB,
                         format_func=lambda job_id: labels[job_id],
-                        on_change=state.on_job_selected, help="Newest first; the URL keeps it.")
+                        on_change=state.on_job_selected,
+                        help=f"Newest first; the URL keeps it.{whole}")

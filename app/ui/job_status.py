@@ -10,13 +10,18 @@ never keeps saying "queued" while the panel says "running".
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
+from typing import Any
 
 import streamlit as st
 
-from profiling_worker.bundle.schema.manifest import JobStatus
+from profiling_worker.bundle.schema import partial
+from profiling_worker.bundle.schema.manifest import JobStatus, ManifestError, read_manifest
 
 from profiling_worker.bundle.loader import Bundle
+from profiling_worker.bundle.schema.bundle_spec import PartialSpec
+from profiling_worker.bundle.schema.spec import JobSpec
+from app.core import preflight
 from app.services.job_model import Job
 from app.ui import cached, state
 
@@ -29,9 +34,63 @@ def shown_status(bundle: Bundle) -> JobStatus:
     job = cached.executors().get(bundle.job_id)
     status = job.status if job is not None else bundle.status
     ready = job.result_ready if job is not None else bundle.result_ready
-    shown = st.session_state.setdefault(state.PAGE_JOB_STATUS, {})
-    shown[bundle.job_id] = page_state(status, ready)
+    _remember(bundle.job_id, status, ready)
     return status
+
+
+def _remember(job_id: str, status: JobStatus, ready: str | None) -> None:
+    """Record that this run named ``job_id`` in ``status`` (``ready``: its result ready, when),
+    for :func:`page_behind`."""
+    shown = st.session_state.setdefault(state.PAGE_JOB_STATUS, {})
+    shown[job_id] = page_state(status, ready)
+
+
+def jobs_here() -> dict[str, Job]:
+    """This server's executors' jobs by id: one snapshot, the job panel's source."""
+    return {job.job_id: job for job in cached.executors().snapshot()}
+
+
+def status_words(recorded: JobStatus, manifest: Mapping[str, Any], job: Job | None,
+                 how: bool = False) -> str:
+    """A job's status as every list and label says it (``done``; ``cancelled, partial: 3 of
+    6 configs``): of ``job``, its state in this server's executors (:func:`jobs_here`), when
+    they hold it (:func:`job_words`): the manager sets a state before it writes the manifest,
+    and the listing that holds ``manifest`` is cached by its mtime, so the manager is right
+    first; else of the manifest, its ``recorded`` status
+    (:func:`profiling_worker.bundle.schema.partial.status_text`). ``how``: a cancelled job's
+    words say how its cancel came too (History's column)."""
+    return partial.status_text(recorded, manifest, how) if job is None else job_words(job, how)
+
+
+def named(job: Job | None) -> None:
+    """Record that this run names ``job`` (None: a job this server does not hold) in its
+    state outside the page (the Job box's label), so that the job panel reruns the app when
+    it moves on (:func:`page_behind`), on pages that draw no caption of the job too."""
+    if job is not None:
+        _remember(job.job_id, job.status, job.result_ready)
+
+
+def kind_after(spec: JobSpec | PartialSpec | None) -> str:
+    """What follows a job's status words wherever they are said (the job panel's card and
+    store list, the Job box's label and entries, History): `` · Pre-flight pass`` for a
+    Pre-flight pass (:func:`app.core.preflight.is_pass` of its spec: the bundle's manifest's,
+    or the one the job manager recorded there, so it reads the same after a restart, where
+    it read plain "done", issue 37), else ""."""
+    return f"{state.LABEL_SEP}{preflight.PASS_WORDS}" if preflight.is_pass(spec) else ""
+
+
+def job_words(job: Job, how: bool = False) -> str:
+    """The status of a job this server's executors hold: ``cancelled, partial: 3 of 6
+    configs`` for a finished job that kept part of its configs
+    (:func:`profiling_worker.bundle.schema.partial.status_text`, from its manifest, read now:
+    the manager writes it with the final state), else the state alone (a manifest that
+    cannot be read included). ``how``: as :func:`status_words`."""
+    if not job.status.finished or job.status == JobStatus.DONE:
+        return str(job.status)
+    try:
+        return partial.status_text(job.status, read_manifest(job.path), how)
+    except ManifestError:
+        return str(job.status)
 
 
 def page_state(status: JobStatus, result_ready: str | None) -> str:

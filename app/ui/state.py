@@ -27,6 +27,7 @@ BUILDER_CHECKED_BY = "builder-checked-by"  # the button that found them: "Run" o
 BUILDER_NOTICE = "builder-notice"  # id of the job submitted last (its note follows its state)
 BUILDER_NOTICE_NOTE = "builder-notice-note"  # (job id, no-rate note) said under Run
 BUILDER_CONFIRM = "builder-confirm"  # (spec hash, text, monotonic s, button, note) asked
+BUILDER_CONFIRM_PAGE = "builder-confirm-page"  # (monotonic s asked, page hash) drawn on
 BUILDER_PREFLIGHT = "builder-preflight-job"  # {"job": pre-flight job id, "planned": spec JSON}
 BUILDER_FROM_URL = "builder-from-url"  # the form's values the URL gave this session's first run
 #: the URL's kernels not in the catalog, until the first run has checked the link's values

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from apptest_helpers import plotly_specs, texts, trace_values, unescape, wait_until
-from app.ui import cached
+from app.ui import cached, state
 from app.services import repeat_guard
 from app.sidebar import job_builder
 from profiling_worker.bundle.schema.manifest import JobStatus
@@ -446,3 +446,23 @@ def test_a_link_with_bad_form_values_says_so_on_load(store, app) -> None:
     assert "Found in the values the link gave" in texts(at)
     clean = app(query={"sizes": "48, 96", "runs": "3"})  # good values: no error
     assert not clean.exception and not clean.sidebar.error
+
+
+def test_the_question_goes_when_the_user_opens_another_page(store, app) -> None:
+    """Issue 37: Run's question (a large job; the same spec again within seconds) stood in the
+    sidebar on every page the user opened after, "queued 5 s ago" of a job a minute old. It
+    answers a click: it stays while its page reruns, goes when another page opens (as Change
+    drops it: nothing queued), and Run there asks afresh."""
+    at = app()
+    _ask_big_job(at)
+    at.run()  # its page again (a widget's rerun): it stands
+    assert [w for w in at.warning if "This job has" in w.value]
+    at.switch_page("app_pages/stability.py").run()
+    assert not at.exception, at.exception
+    assert not [w for w in at.warning if "This job has" in w.value]
+    assert not [b for b in at.button if b.key == "builder-run-anyway"]
+    assert state.BUILDER_CONFIRM not in at.session_state
+    assert cached.job_manager().snapshot() == []
+    _submit(at)  # Run on the other page: asked again, not queued
+    assert [w for w in at.warning if "This job has" in w.value]
+    assert cached.job_manager().snapshot() == []

@@ -72,3 +72,30 @@ def test_run_scrolls_the_sidebar_to_the_jobs_card_once(store, app) -> None:
     at.run()
     assert scripts(at) == []
     cached.job_manager().wait(job, 120)
+
+
+def test_the_job_box_and_history_say_the_panels_state_while_the_manifest_lags(store, app) -> None:
+    """Issue 37: the job manager sets a job's state before it writes its manifest, and the Job
+    box and History read the manifest, so for about a second they said "running" of a job the
+    panel said done. Here the ended job's manifest is set back to "running" (the state the
+    listing holds in that second): the Job box's label and entry and History's column say the
+    manager's state, as the panel's card does (every state: tests/unit/app/test_status_words.py).
+    History draws no caption of the job: the box alone names it there."""
+    from profiling_worker.bundle.schema.manifest import update_manifest
+
+    from app.ui.state import LABEL_SEP
+
+    at = app("history")
+    job = submit_cpu_matmul(at, "64", 3)
+    assert cached.job_manager().wait(job, 120) == "done"
+    update_manifest(store["results"] / job, lambda m: {**m, "status": "running"})
+    at.run()
+    assert not at.exception, at.exception
+    (panel,) = [_state_of(str(el.value)) for el in at.sidebar.markdown if job in str(el.value)]
+    box = at.sidebar.selectbox(key="sidebar-job")
+    assert panel == "done" and box.label.split(LABEL_SEP)[1] == panel, box.label
+    (entry,) = [o for o in box.options if o.startswith(job)]
+    assert entry.split(LABEL_SEP)[3] == panel, entry
+    table = at.dataframe[0].value
+    assert dict(zip(table["Job"], table["Status"]))[job] == panel
+    assert at.session_state["page-job-status"] == {job: "done"}  # the panel reruns on a change

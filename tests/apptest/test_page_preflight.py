@@ -3,7 +3,7 @@ timer, said on screen), and the expander shows its findings and estimate before 
 
 from __future__ import annotations
 
-from apptest_helpers import texts, unescape
+from apptest_helpers import texts, unescape, wait_until
 # at import time, where "conftest" is this folder's: imported inside a test of a whole-suite run,
 # it resolves to the last conftest pytest loaded (tests/unit/app's)
 from apptest_helpers import JOB_ID, record_cpu_job
@@ -296,3 +296,75 @@ def test_a_call_no_job_gives_a_rate_for_is_said_unknown_under_run(store, app) ->
     assert cached.job_manager().wait(job.job_id, 120) == "done"
     at.run()
     assert note not in [unescape(c.value) for c in at.sidebar.caption]  # ended: not said
+
+
+def test_a_recorded_pass_reads_as_a_pass_in_a_fresh_app(store, app) -> None:
+    """Issue 37: a Pre-flight pass read "Pre-flight pass" in the job panel while it ran and
+    plain "done" after a server restart (History, the Job box, the panel's store list). Its
+    kind comes from its recorded spec: a pass recorded by the worker, in an app whose job
+    manager never ran it, says it wherever its status is said, as its card said it."""
+    from apptest_helpers import TINY_SPEC
+
+    from profiling_worker.bundle.schema.spec import validate_spec
+    from app.core import preflight
+    from app.ui.state import LABEL_SEP
+
+    quick = preflight.preflight_spec(validate_spec(TINY_SPEC))
+    record_cpu_job(store["results"] / "pass-1", quick.to_json())
+    at = app("history")
+    at.sidebar.selectbox(key="sidebar-job").set_value("pass-1").run()
+    assert not at.exception, at.exception
+    said = ["done", preflight.PASS_WORDS]  # the status, then the kind
+    box = at.sidebar.selectbox(key="sidebar-job")
+    assert box.label.split(LABEL_SEP)[1:] == said, box.label
+    (entry,) = [o for o in box.options if o.startswith("pass-1")]
+    assert entry.split(LABEL_SEP)[3:] == said, entry
+    (line,) = [unescape(str(m.value)) for m in at.sidebar.markdown if "pass-1" in str(m.value)]
+    assert f"**done**{LABEL_SEP}{preflight.PASS_WORDS}{LABEL_SEP}matmul{LABEL_SEP}cpu" in line
+    table = at.dataframe[0].value
+    assert dict(zip(table["Job"], table["Status"]))["pass-1"] == LABEL_SEP.join(said)
+
+
+def test_the_no_rate_note_goes_on_the_panels_run_after_its_job_ends(store, app,
+                                                                      monkeypatch) -> None:
+    """Issue 37 (session 25's helpers): the no-rate note under Run is drawn with the form, and
+    the job panel's fragment reruns the app only for a job the page named that moved on
+    (job_status.page_behind) or when no job is left running. With the Job box on another
+    job and a job of another tab queued after the note's, the note stood after its job ended
+    until the form was drawn again. It names its job to the panel: the panel's first run
+    after the job ended asks for the app's rerun, which draws no note."""
+    from types import SimpleNamespace
+
+    from profiling_worker.bundle.schema.spec import validate_spec
+    from app.ui import job_status
+
+    other = record_cpu_job(store["bundled"] / "scale-example",  # no rate for matmul
+                           {"kernels": ["scale"], "configs": [{"n": 32}], "runs": 2,
+                            "backend": "cpu"})
+    manager = cached.job_manager()
+    long = {"kernels": ["matmul"], "annotations": ["fp32"], "runs": 5000, "backend": "cpu"}
+    ahead = manager.submit(validate_spec({**long, "configs": [{"n": 256}]}))  # another tab's
+    wait_until(lambda: manager.get(ahead).status == "running")
+    at = app()
+    _huge_cpu_form(at, "32")
+    at.text_input(key="builder-runs").set_value("1")
+    at.button(key="builder-submit").click().run()
+    noted = at.session_state[state.BUILDER_NOTICE]
+    after = manager.submit(validate_spec({**long, "configs": [{"n": 128}]}))  # another tab's
+    at.sidebar.selectbox(key="sidebar-job").set_value(other.name).run()  # the user looks away
+    assert not at.exception, at.exception
+    note = at.session_state[state.BUILDER_NOTICE_NOTE][1]
+    assert note in [unescape(c.value) for c in at.sidebar.caption], texts(at)
+    assert manager.get(noted).status == "queued"  # behind the first job: still to run
+    manager.cancel(ahead)
+    assert manager.wait(noted, 120) == "done"
+    assert manager.get(after).active  # a job still queued or running: no rerun for the end
+    named = {state.PAGE_JOB_STATUS: at.session_state[state.PAGE_JOB_STATUS]}
+    monkeypatch.setattr(job_status, "st", SimpleNamespace(session_state=named))
+    assert job_status.page_behind(manager.snapshot())  # the panel's run: the app's rerun
+    monkeypatch.undo()
+    at.run()
+    assert not at.exception, at.exception
+    assert note not in [unescape(c.value) for c in at.sidebar.caption]
+    manager.cancel(after)
+    manager.wait(after, 60)

@@ -23,7 +23,7 @@ from app.services import import_client, job_model
 from app.services.result_store import SOURCE_BUNDLED, read_info
 from app.settings import BUNDLED_DIR_DEFAULT
 from app.sidebar.job_builder import ANSWERS
-from app.sidebar.job_selector import box_label
+from app.sidebar.job_selector import box_label, shown_id
 from app.ui.state import LABEL_SEP
 from profiling_worker.bundle.schema.manifest import JobStatus
 from profiling_worker.bundle.schema.spec import JobSpec
@@ -86,12 +86,14 @@ READ_NAME_WIDTHS = """(i, names) => {
 
 
 def _run_ids() -> list[str]:
-    """Job ids as the app makes them: a run of each kernel the form offers
-    (:func:`app.services.job_model.new_job_id`, the first kernel in the id) and an import.
-    A batched_matmul run's id, 240 px, is left out: it shows to its last hex digits."""
-    kernels = [k for k in CATALOG if k != "batched_matmul"]
-    return ([job_model.new_job_id(JobSpec(kernels=(k,), configs=())) for k in kernels]
-            + [import_client.new_job_id()])
+    """Job ids as the Job box shows them (:func:`app.sidebar.job_selector.shown_id`): a run of
+    each kernel the form offers (:func:`app.services.job_model.new_job_id`, the first kernel
+    in the id) and an import. A batched_matmul run's id, 240 px whole, lost its last ~16 px
+    (issue 37): it is shown cut in its middle."""
+    ids = ([job_model.new_job_id(JobSpec(kernels=(k,), configs=())) for k in CATALOG]
+           + [import_client.new_job_id()])
+    assert any(shown_id(i) != i for i in ids), "no id long enough to be shortened"
+    return [shown_id(i) for i in ids]
 
 
 def _shots(artifacts_dir: Path) -> Path:
