@@ -124,6 +124,11 @@ class RunCounter:
         for idx in list(self._runs) if configs is None else configs:
             self._done -= self._runs.pop(idx, 0)
 
+    def resume_at(self, done: int) -> None:
+        """Count on from ``done`` calls: a process that runs a later call of the job (the
+        launch-mode child of an Nsight Compute call, ncu_calls.py) reports the job's progress."""
+        self._done = done
+
     def warming(self, config_index: int) -> None:
         """Report that this config's untimed warm-up calls begin (stage ``warm-up``): without
         it a kernel that hangs in them showed the job "starting", with no config named."""
