@@ -289,10 +289,12 @@ def prepare(job_dir: Path, manifest: dict[str, Any], report: dict[str, Any] | No
 
 def _check_memory(spec: JobSpec, registry: Registry, env: dict[str, Any],
                   gpu: gpu_select.SelectedGpu | None) -> None:
-    """Refuse configs that cannot fit in the job's GPU (host for cpu), by the kernels' memory
-    (else byte) formulas for the chosen annotations, before anything runs."""
+    """Refuse configs that cannot fit in the memory free now on the job's GPU (NVML; its total
+    where NVML cannot say) or available on the host for cpu, by the kernels' memory (else byte)
+    formulas for the chosen annotations, before anything runs."""
+    free = gpu_select.free_memory(gpu.uuid) if gpu else None
     memory, memory_of = device_memory(spec.backend, env.get("gpus") or (),
-                                      gpu.uuid if gpu else None)
+                                      gpu.uuid if gpu else None, free)
     try:
         check_fits(spec, registry.kernels, memory, memory_of)
     except SpecInvalid as exc:
