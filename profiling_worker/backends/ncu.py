@@ -3,7 +3,8 @@
 The installed nsight-python decides how it runs (bundle/schema/backends.py NCU_LAUNCH, NCU_ATTACH):
 0.9.x re-runs the worker under ``ncu`` (launch mode), >= 1.0 attaches ncu >= 2026.2.1 to the
 running worker (attach mode; nsight/collection/ncu.py in the 1.1.0 wheel compares against
-2026.2.1.0).
+2026.2.1.0). Either way a job's configs go in calls of about a minute (ncu_calls.py), so that a
+cancel keeps the calls finished before it.
 """
 
 from __future__ import annotations

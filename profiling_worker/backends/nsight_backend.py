@@ -32,7 +32,8 @@ from typing import Any
 import pandas as pd
 
 from profiling_worker.probes import gpu_select
-from profiling_worker.backends.base import Collection, Emit, RunCounter, user_collector_frame
+from profiling_worker.backends.base import (Collection, Emit, RunCounter, raise_pending_cancel,
+                                            user_collector_frame)
 from profiling_worker.backends.run_side import BackendStatus, RunJob, RunSide
 from profiling_worker.catalog.user_collectors import ONCE, CollectorRun, UserCollector
 from profiling_worker.bundle.errors import (OUT_OF_MEMORY_HINT, KernelFailed, ProfilingFailed,
@@ -143,6 +144,7 @@ def profiled_function(spec: JobSpec, bodies: Sequence[Callable[..., None]],
     replaces the bodies' own annotate function (the CUPTI L2 flush before each region)."""
 
     def profiled(*values: Any) -> None:
+        raise_pending_cancel()  # a cancel an info collector's call swallowed (base.py)
         config, run = counter.next(values)
         with nvtx_range(run_range_name(config, run)):
             for body in bodies:

@@ -12,6 +12,7 @@ import gzip
 import inspect
 import json
 import shutil
+import signal
 import subprocess
 import sys
 import types
@@ -21,10 +22,12 @@ from typing import Any
 import pytest
 
 from profiling_worker.backends import base, ncu, ncu_calls
+from profiling_worker.backends.channel import Channel
 from profiling_worker.bundle.errors import Cancelled
 from profiling_worker.bundle.schema import backends as B, columns as C, partial
 from profiling_worker.bundle.schema.spec import validate_spec
 from profiling_worker.extract.ncu_report_reader import read_launches
+from profiling_worker.job import runner
 from tests.scenarios import scenario_dir, scenario_report
 from tests.unit.profiling_worker.test_nsight_options import VERSIONS
 
@@ -44,11 +47,14 @@ def j1_report(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def stand_in(monkeypatch: pytest.MonkeyPatch, report: Path, version: str = "1.1.0",
-             ncu_process: list[subprocess.Popen[bytes]] | None = None) -> tuple[Any, list]:
+             ncu_process: list[subprocess.Popen[bytes]] | None = None,
+             collector: Any = None) -> tuple[Any, list]:
     """A stand-in nsight module and the configs of each call it was given. Its call runs the
     profiled function ``runs`` times per config, then writes ``report`` as the call's report
     (``<output_prefix>ncu-output-profiled-0.ncu-rep``). With ``ncu_process``, each call first
-    starts a real process as nsight-python 1.1's ``launch_ncu`` starts ncu (returned first)."""
+    starts a real process as nsight-python 1.1's ``launch_ncu`` starts ncu (returned first).
+    ``collector(values, run)`` is called before each run inside ``try: ... except Exception``,
+    as nsight-python's ``run_profile_session`` calls a RUN-scope info collector."""
     name = f"ncu_stand_in_{version.replace('.', '_')}"
     calls: list[list[tuple[Any, ...]]] = []
     collection = types.ModuleType(f"{name}.collection.ncu")
@@ -71,7 +77,12 @@ def stand_in(monkeypatch: pytest.MonkeyPatch, report: Path, version: str = "1.1.
                 if ncu_process is not None:  # looked up at call time, as nsight-python does
                     sys.modules[collection.__name__].launch_ncu(target)
                 for values in configs:
-                    for _run in range(options["runs"]):
+                    for run in range(options["runs"]):
+                        try:
+                            if collector is not None:
+                                collector(values, run)
+                        except Exception:  # nsight-python warns and goes on
+                            pass
                         func(*values)
                 shutil.copyfile(report, target)
             return run
@@ -101,6 +112,8 @@ def cancel_at(values: tuple[Any, ...], run: int) -> Any:
 def collect(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, report: Path,
             bodies: list[Any] | None = None, budget_s: float = TWO_A_CALL_S,
             **stand: Any) -> tuple[Any, list, list]:
+    """:func:`ncu.collect_ncu` of J1 through :func:`stand_in` (``stand``: its options), at most
+    ``budget_s`` estimated a call: the result, each call's configs, the events."""
     monkeypatch.setattr(ncu_calls, "CALL_BUDGET_S", budget_s)
     module, calls = stand_in(monkeypatch, report, **stand)
     events: list[tuple[str, dict[str, Any]]] = []
@@ -209,6 +222,38 @@ def test_a_cancelled_calls_ncu_is_stopped(monkeypatch, tmp_path, j1_report) -> N
                                       [cancel_at((4096,), 0)], ncu_process=started)
     assert result.shortfall.measured == [0, 1] and len(started) == 2
     assert all(p.poll() is not None for p in started)
+
+
+def test_a_cancel_an_info_collector_swallowed_is_raised_at_the_next_run(
+        monkeypatch, tmp_path, j1_report) -> None:
+    """The signal lands while nsight-python calls an info collector (1.1: around every run),
+    where its ``except Exception`` swallows the worker's Cancelled: the next run raises it
+    again, and the job keeps the first call, as with a cancel that landed in a kernel."""
+    watch = runner.CancelWatch(Channel(tmp_path, None))
+
+    def signal_lands(values: tuple[Any, ...], run: int) -> None:
+        if values == (4096,) and run == 3:
+            watch.on_sigterm(signal.SIGTERM, None)  # the real handler, as the signal calls it
+
+    try:
+        result, _calls, _events = collect(monkeypatch, tmp_path, j1_report,
+                                          collector=signal_lands)
+    finally:
+        watch.uninstall()
+    short = result.shortfall
+    assert short is not None and short.measured == [0, 1] and short.cut == 2
+    assert short.cancelled.startswith("SIGTERM at")
+    base.raise_pending_cancel()  # the job is over: nothing pending for the next one
+
+
+def test_a_warm_workers_next_job_starts_with_no_cancel_pending(tmp_path) -> None:
+    base.note_cancel(Cancelled("the job was cancelled", "", HOW))  # a job that ended uncleared
+    watch = runner.CancelWatch(Channel(tmp_path, None))
+    watch.install()
+    try:
+        base.raise_pending_cancel()  # the next job's first run goes on
+    finally:
+        watch.uninstall()
 
 
 def test_a_cut_call_run_elsewhere_is_dropped_whole(monkeypatch, tmp_path, j1_report) -> None:
