@@ -5,11 +5,12 @@ nsight-python keeps nothing of a call the profiled function leaves by an excepti
 worker's :class:`~profiling_worker.bundle.errors.Cancelled`): 1.1 (attach mode) ends profiling
 in a ``finally`` and leaves without waiting for ncu or reading its report (``NCUCollector.
 collect`` in ``nsight/collection/ncu.py``), 0.9.6 (launch mode) is inside ``subprocess.run`` of
-the ncu command, which kills it. Whether ncu leaves a readable report when it is stopped is not
-known, so nothing relies on it: the configs go in consecutive calls of about
-:data:`CALL_BUDGET_S` of estimated profiling each, and each call's report is read (its launches
-kept, ``report_summary.json`` written) before the next call starts. A cancel loses the call
-under way; the calls before it are the job's partial result.
+the ncu command, which kills the shell it started ncu with. Whether ncu leaves a readable
+report when it is stopped is not known, so nothing relies on it: the configs go in consecutive
+calls of about :data:`CALL_BUDGET_S` of estimated profiling each, and each call's report is
+read (its launches kept, ``report_summary.json`` written) before the next call starts. A
+cancel loses the call under way (its ncu and the program ncu runs are stopped,
+:func:`stop_ncu`, and its files removed); the calls before it are the job's partial result.
 
 Each more call costs an ncu start: in launch mode a new copy of the worker under ncu (about
 10 s, the pre-flight fit's constant, docs/performance.md). So a call holds about a minute, and
@@ -20,13 +21,12 @@ section set (a deep dive, read from one report) stays one call.
 
 from __future__ import annotations
 
-import importlib
 import json
 import os
-import subprocess
+import signal
+import time
 from collections import Counter
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -48,11 +48,11 @@ CALL_BUDGET_S = 60.0
 #: bundled H200 jobs (docs/performance.md, the pre-flight's estimates: app/core/preflight.py).
 #: Counted once a run (a run that launches more kernels takes longer).
 NCU_LAUNCH_S = 0.19
-#: Environment variable naming the configs of the call a launch-mode child runs ("2,3"): the
-#: child is a copy of the worker that nsight-python 0.9.x starts under ncu, with our
-#: environment.
+#: Environment variable naming the configs of the call a launch-mode child runs, and the job's
+#: nsight folder (:func:`call_value`): the child is a copy of the worker that nsight-python
+#: 0.9.x starts under ncu, with our environment.
 CALL_ENV = "KPROF_NCU_CALL"
-#: Seconds a cancelled call's ncu (attach mode) is given to end on SIGTERM before SIGKILL.
+#: Seconds a cancelled call's ncu is given to end on SIGTERM before SIGKILL.
 STOP_WAIT_S = 2.0
 
 
@@ -84,12 +84,21 @@ def plan_text(calls: Sequence[Sequence[int]], total: int) -> str:
             "calls finished before it")
 
 
+def call_value(configs: Sequence[int], out_dir: Path) -> str:
+    """:data:`CALL_ENV`'s value for the call of ``configs`` of the job whose nsight folder is
+    ``out_dir``: ``"2,3 /path/to/job/nsight"`` (the folder tells a child of this job from
+    another job's on the same host, :func:`stop_ncu`)."""
+    return f"{','.join(map(str, configs))} {out_dir}"
+
+
 def child_configs(spec: JobSpec) -> list[int]:
-    """The configs the launch-mode child runs: those its parent named in :data:`CALL_ENV`,
-    every config where it named none or what it named is not configs of this job."""
+    """The configs the launch-mode child runs: those its parent named in :data:`CALL_ENV`
+    (:func:`call_value`), every config where it named none or what it named is not configs of
+    this job."""
     total = len(spec.configs)
     try:
-        named = [int(i) for i in os.environ.get(CALL_ENV, "").split(",") if i.strip()]
+        named = [int(i) for i in os.environ.get(CALL_ENV, "").split(" ", 1)[0].split(",")
+                 if i.strip()]
     except ValueError:
         named = []
     return named if named and all(0 <= i < total for i in named) else list(range(total))
@@ -120,7 +129,6 @@ class NcuCalls:
     measured: list[int] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     flight: tuple[list[int], int] | None = None
-    ncu: list[Any] = field(default_factory=list)  # attach mode: each call's ncu process
 
     def run(self, calls: Sequence[Sequence[int]]) -> Cancelled | None:
         """Run and read ``calls`` in order; the cancel that stopped them (None: every call ran).
@@ -142,10 +150,9 @@ class NcuCalls:
         options = {**self.options, "output_prefix": f"{self.out_dir}/{start}"}
         decorated = self.nsight.analyze.kernel(**options)(self.profiled)
         self.flight = (configs, self.counter.done)
-        os.environ[CALL_ENV] = ",".join(map(str, configs))  # launch mode: the child's configs
+        os.environ[CALL_ENV] = call_value(configs, self.out_dir)  # launch mode: the child's
         try:
-            with _keep_ncu(self.nsight, self.ncu):
-                decorated(configs=[tuple(self.spec.configs[i].values()) for i in configs])
+            decorated(configs=[tuple(self.spec.configs[i].values()) for i in configs])
         except RuntimeError as exc:  # nsight-python's own extraction; ours reads every launch
             self.note(f"nsight-python's extraction failed ({exc}); tables come from the "
                       "per-launch data of the .ncu-rep")
@@ -198,17 +205,18 @@ class NcuCalls:
                                      "measured and their report read", ncu_call_read=configs)
 
     def shortfall(self, cancel: Cancelled | None) -> Shortfall | None:
-        """What a cancel left unmeasured (None: no cancel): the call it cut is removed with its
-        files and its ncu stopped; the config it was running is ``cut`` where the worker saw
-        its runs (attach mode), else the call's configs are named in ``lost``.
+        """What a cancel left unmeasured (None: no cancel): the call it cut has its ncu stopped
+        (:func:`stop_ncu`) and its files removed; the config it was running is ``cut`` where
+        the worker saw its runs (attach mode), else the call's configs are named in ``lost``.
 
         Raises:
             Cancelled: the cancel came before any call was read.
         """
         if cancel is None:
             return None
-        for process in self.ncu:
-            stop(process)
+        if self.flight is not None:  # its ncu: 1.1 does not wait for it, 0.9.x's shell is gone
+            stop_ncu(f"{self.out_dir}/{prefix(self.flight[0], len(self.spec.configs))}",
+                     call_value(self.flight[0], self.out_dir))
         if not self.measured:
             raise cancel  # nothing to keep: the job ends as it did before (its files left)
         cut, lost = None, ""
@@ -259,40 +267,70 @@ def merged_summary(summaries: Sequence[dict[str, Any]]) -> dict[str, Any]:
             "rule_results": [r for s in summaries for r in s["rule_results"]]}
 
 
-@contextmanager
-def _keep_ncu(nsight: Any, into: list[Any]) -> Iterator[None]:
-    """Note the ncu process nsight-python 1.1 starts for a call (its ``launch_ncu`` returns it
-    first; a cancel leaves it unwaited-for, :func:`stop` ends it). Nothing where the module has
-    no such function (0.9.x runs ncu in ``subprocess.run``, which kills it)."""
+def stop_ncu(report_start: str, call: str) -> list[int]:
+    """End the ncu that writes a report whose path begins with ``report_start`` (the call a
+    cancel cut), the processes it started, and the launch-mode child of the call (the
+    worker's copy under ncu: its environment holds ``call``, :func:`call_value`, which an ncu
+    SIGKILLed with its shell leaves behind): nsight-python 1.1 leaves ncu running unwaited-for,
+    and 0.9.x's ``subprocess.run`` kills only the shell it started ncu with. The group's own
+    cancel signal (the dashboard signals the worker's process group, Slurm every process of the
+    step, Ctrl-C the terminal's) reaches them too, but a signal to the worker alone (a sweep
+    task's SIGINT, ``kill PID``) does not. SIGTERM, SIGKILL after :data:`STOP_WAIT_S`. Linux
+    (/proc) only; elsewhere nothing.
+
+    Returns:
+        The pids signalled.
+    """
+    table = _processes()
+    ncu = [pid for pid, (_ppid, argv) in table.items()
+           if any(a == "-o" and b.startswith(report_start)
+                  for a, b in zip(argv, argv[1:], strict=False))]
+    mark = f"{CALL_ENV}={call}".encode()
+    pids = list(dict.fromkeys(
+        ncu + [pid for pid, (ppid, _argv) in table.items() if ppid in ncu]
+        + [pid for pid in table if mark in _environ(pid)]))
+    _signal(pids, signal.SIGTERM)
+    deadline = time.monotonic() + STOP_WAIT_S
+    while any(map(_alive, pids)) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    _signal([p for p in pids if _alive(p)], signal.SIGKILL)
+    return pids
+
+
+def _processes() -> dict[int, tuple[int, list[str]]]:
+    """pid -> (parent pid, command line) of every process /proc shows (not this one)."""
+    found: dict[int, tuple[int, list[str]]] = {}
+    for entry in Path("/proc").glob("[0-9]*"):
+        pid = int(entry.name)
+        try:
+            argv = (entry / "cmdline").read_bytes().decode(errors="replace").split("\0")
+            ppid = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):  # gone meanwhile, or not ours to read
+            continue
+        if pid != os.getpid():
+            found[pid] = (ppid, argv)
+    return found
+
+
+def _environ(pid: int) -> list[bytes]:
+    """The environment of ``pid`` (``NAME=value`` entries), empty where it cannot be read."""
     try:
-        module: Any = importlib.import_module(f"{nsight.__name__}.collection.ncu")
-    except ImportError:
-        module = None
-    original = getattr(module, "launch_ncu", None)
-    if original is None:
-        yield
-        return
+        return Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
+    except OSError:
+        return []
 
-    def spy(*args: Any, **kwargs: Any) -> Any:
-        started = original(*args, **kwargs)
-        if isinstance(started, tuple) and started and hasattr(started[0], "poll"):
-            into.append(started[0])
-        return started
 
-    module.launch_ncu = spy
+def _alive(pid: int) -> bool:
+    """Whether ``pid`` still runs (a zombie, ended and not yet reaped, does not)."""
     try:
-        yield
-    finally:
-        module.launch_ncu = original
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except (OSError, IndexError):
+        return False
 
 
-def stop(process: Any) -> None:
-    """End an ncu process still running (SIGTERM, SIGKILL after :data:`STOP_WAIT_S`)."""
-    if process.poll() is not None:
-        return
-    process.terminate()
-    try:
-        process.wait(timeout=STOP_WAIT_S)
-    except subprocess.TimeoutExpired:
-        process.kill()
-        process.wait()
+def _signal(pids: Sequence[int], signum: int) -> None:
+    for pid in pids:
+        try:
+            os.kill(pid, signum)
+        except (ProcessLookupError, PermissionError):
+            pass

@@ -110,8 +110,8 @@ def test_a_launch_mode_parent_profiles_without_starting_cuda(monkeypatch, tmp_pa
     warmed, profiled = [], []
     monkeypatch.setattr(nb, "_LOADED", {})
     monkeypatch.delenv(nb.LAUNCH_CHILD_ENV, raising=False)
-    monkeypatch.setattr(nb, "warm_up_bodies",
-                        lambda spec, bodies, uuid, warming, times=None, only=None: warmed.append(uuid) or {})
+    monkeypatch.setattr(nb, "warm_up_bodies", lambda spec, bodies, uuid, warming, times=None,
+                        only=None: warmed.append(uuid) or {})
     fake = types.SimpleNamespace(annotate=lambda _name: None)
 
     def profile(nsight, spec, bodies, out_dir, emit, uuid):
@@ -130,8 +130,8 @@ def test_the_preflight_verdict_comes_after_the_nsight_import_and_before_profilin
     order: list[str] = []
     monkeypatch.setattr(nb, "_LOADED", {})
     monkeypatch.delenv(nb.LAUNCH_CHILD_ENV, raising=False)
-    monkeypatch.setattr(nb, "warm_up_bodies", lambda spec, bodies, uuid, warming, times=None, only=None:
-                        order.append("warm-up") or {})
+    monkeypatch.setattr(nb, "warm_up_bodies", lambda spec, bodies, uuid, warming, times=None,
+                        only=None: order.append("warm-up") or {})
     fake = types.SimpleNamespace(annotate=lambda _name: None)
     job = _job(tmp_path, nsight_mode)
     job = RunJob(job.spec, job.registry, job.annotations, job.job_dir, job.status, job.channel,

@@ -11,6 +11,7 @@ import contextlib
 import gzip
 import inspect
 import json
+import os
 import shutil
 import signal
 import subprocess
@@ -36,6 +37,10 @@ J1 = json.loads((scenario_dir("h200-ncu-j1-fp16") / "manifest.json").read_text()
 #: CALL_BUDGET_S for two of J1's configs a call: 10 runs x NCU_LAUNCH_S = 1.9 s a config.
 TWO_A_CALL_S = 4.0
 REPORT = "ncu-output-profiled-0.ncu-rep"
+#: A process standing in for ncu (its command line names the report after ``-o``) with a child
+#: standing in for the program it profiles (launch mode: the worker's copy); prints that pid.
+FAKE_NCU = ("import subprocess, sys, time; child = subprocess.Popen([sys.executable, '-c', "
+            "'import time; time.sleep(60)']); print(child.pid, flush=True); time.sleep(60)")
 
 
 @pytest.fixture(scope="module")
@@ -47,35 +52,26 @@ def j1_report(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def stand_in(monkeypatch: pytest.MonkeyPatch, report: Path, version: str = "1.1.0",
-             ncu_process: list[subprocess.Popen[bytes]] | None = None,
+             ncu_process: list[tuple[subprocess.Popen[bytes], int]] | None = None,
              collector: Any = None) -> tuple[Any, list]:
     """A stand-in nsight module and the configs of each call it was given. Its call runs the
     profiled function ``runs`` times per config, then writes ``report`` as the call's report
     (``<output_prefix>ncu-output-profiled-0.ncu-rep``). With ``ncu_process``, each call first
-    starts a real process as nsight-python 1.1's ``launch_ncu`` starts ncu (returned first).
+    starts a process standing in for ncu (:data:`FAKE_NCU`) and notes it with its child's pid.
     ``collector(values, run)`` is called before each run inside ``try: ... except Exception``,
     as nsight-python's ``run_profile_session`` calls a RUN-scope info collector."""
     name = f"ncu_stand_in_{version.replace('.', '_')}"
     calls: list[list[tuple[Any, ...]]] = []
-    collection = types.ModuleType(f"{name}.collection.ncu")
-
-    def launch_ncu(report_path: str, *_args: Any) -> tuple[Any, str, str]:
-        process = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
-        assert ncu_process is not None
-        ncu_process.append(process)
-        return process, report_path, report_path.replace(".ncu-rep", ".log")
-
-    if ncu_process is not None:
-        collection.launch_ncu = launch_ncu  # type: ignore[attr-defined]
-        monkeypatch.setitem(sys.modules, collection.__name__, collection)
 
     def kernel(**options: Any) -> Any:
         def decorate(func: Any) -> Any:
             def run(configs: list[tuple[Any, ...]]) -> None:
                 calls.append(configs)
                 target = f"{options['output_prefix']}{REPORT}"
-                if ncu_process is not None:  # looked up at call time, as nsight-python does
-                    sys.modules[collection.__name__].launch_ncu(target)
+                if ncu_process is not None:  # its program runs before the profiled runs
+                    ncu = subprocess.Popen([sys.executable, "-c", FAKE_NCU, "-o", target],
+                                           stdout=subprocess.PIPE)
+                    ncu_process.append((ncu, int(ncu.stdout.readline())))
                 for values in configs:
                     for run in range(options["runs"]):
                         try:
@@ -214,14 +210,39 @@ def test_a_cancel_in_a_job_of_one_call_keeps_nothing(monkeypatch, tmp_path, j1_r
         collect(monkeypatch, tmp_path, j1_report, [cancel_at((8192,), 5)], budget_s=60.0)
 
 
-def test_a_cancelled_calls_ncu_is_stopped(monkeypatch, tmp_path, j1_report) -> None:
+def test_a_cancelled_calls_ncu_and_its_program_are_stopped(monkeypatch, tmp_path,
+                                                         j1_report) -> None:
     """nsight-python 1.1 leaves the ncu it started for a call unwaited-for when the call is
-    left by an exception: the worker ends it."""
-    started: list[subprocess.Popen[bytes]] = []
+    left by an exception, and 0.9.x's subprocess.run kills only its shell: the worker ends the
+    process that writes the cut call's report, and the program it runs, not the first call's
+    (ended here by the test, as ncu ends after a call; its program left running) nor another
+    job's; and the launch-mode child of the cut call whose ncu is gone."""
+    started: list[tuple[subprocess.Popen[bytes], int]] = []
+    out = tmp_path / C.NSIGHT_DIR
+    # a launch-mode child whose ncu died with its shell, and another job's child of that call
+    orphan, other_job = (subprocess.Popen(
+        [sys.executable, "-c", "import time; time.sleep(60)"],
+        env={**os.environ, ncu_calls.CALL_ENV: ncu_calls.call_value([2, 3], folder)})
+        for folder in (out, tmp_path / "other" / C.NSIGHT_DIR))
+
+    def end_first_call(*config: Any, annotate: Any = None) -> None:
+        if config == (4096,) and started[0][0].poll() is None:
+            started[0][0].terminate()
+            started[0][0].wait()
+
     result, _calls, _events = collect(monkeypatch, tmp_path, j1_report,
-                                      [cancel_at((4096,), 0)], ncu_process=started)
+                                      [end_first_call, cancel_at((4096,), 0)],
+                                      ncu_process=started)
     assert result.shortfall.measured == [0, 1] and len(started) == 2
-    assert all(p.poll() is not None for p in started)
+    (first, first_child), (cut, cut_child) = started
+    assert cut.wait(timeout=5) == -signal.SIGTERM  # stopped by the worker
+    assert not ncu_calls._alive(cut_child)
+    assert orphan.wait(timeout=5) == -signal.SIGTERM
+    # not the cut call's: left alone
+    assert ncu_calls._alive(first_child) and other_job.poll() is None
+    os.kill(first_child, signal.SIGKILL)
+    other_job.kill()
+    other_job.wait()
 
 
 def test_a_cancel_an_info_collector_swallowed_is_raised_at_the_next_run(
@@ -286,7 +307,7 @@ def test_a_cut_call_run_elsewhere_is_dropped_whole(monkeypatch, tmp_path, j1_rep
 def test_the_launch_child_runs_the_call_its_parent_named(monkeypatch, tmp_path,
                                                           j1_report) -> None:
     monkeypatch.setenv(B.LAUNCH_CHILD_ENV, "signature")
-    monkeypatch.setenv(ncu_calls.CALL_ENV, "2,3")
+    monkeypatch.setenv(ncu_calls.CALL_ENV, ncu_calls.call_value([2, 3], tmp_path))
     module, calls = stand_in(monkeypatch, j1_report, "0.9.6")
     events: list[tuple[str, dict[str, Any]]] = []
     spec = validate_spec({**J1, "thermal_mode": "off"})
@@ -308,11 +329,12 @@ def test_a_child_without_a_named_call_runs_every_config(monkeypatch) -> None:
 
 def test_the_parent_names_the_call_only_while_it_runs(monkeypatch, tmp_path, j1_report) -> None:
     seen: list[str | None] = []
-    body = lambda *_c, annotate=None: seen.append(  # noqa: E731
-        __import__("os").environ.get(ncu_calls.CALL_ENV))
+    body = lambda *_c, annotate=None: seen.append(os.environ.get(ncu_calls.CALL_ENV))  # noqa
     collect(monkeypatch, tmp_path, j1_report, [body])
-    assert set(seen[:20]) == {"0,1"} and set(seen[20:]) == {"2,3"}
-    assert ncu_calls.CALL_ENV not in __import__("os").environ
+    out = tmp_path / C.NSIGHT_DIR
+    assert set(seen[:20]) == {ncu_calls.call_value([0, 1], out)}
+    assert set(seen[20:]) == {ncu_calls.call_value([2, 3], out)}
+    assert ncu_calls.CALL_ENV not in os.environ
 
 
 def test_the_summaries_of_the_calls_add_up() -> None:
