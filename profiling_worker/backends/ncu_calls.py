@@ -25,7 +25,6 @@ import json
 import os
 import signal
 import time
-from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -181,7 +180,7 @@ class NcuCalls:
         Raises:
             ProfilingFailed: the call wrote no report.
         """
-        from profiling_worker.extract.ncu_report_reader import read_with_summary
+        from profiling_worker.extract.ncu_report_reader import merged_summary, read_with_summary
         from profiling_worker.extract.ncu_sections import write_deep_dive
 
         reports = sorted(self.out_dir.glob(f"{start}*.ncu-rep"))
@@ -250,21 +249,6 @@ def child_call(nsight: Any, spec: JobSpec, options: dict[str, Any],
     counter.resume_at(configs[0] * spec.runs)  # the calls before hold the configs before
     decorated = nsight.analyze.kernel(**options)(profiled)
     decorated(configs=[tuple(spec.configs[i].values()) for i in configs])
-
-
-def merged_summary(summaries: Sequence[dict[str, Any]]) -> dict[str, Any]:
-    """One ``report_summary.json`` of the calls' reports (:func:`~profiling_worker.extract.
-    ncu_report_reader.summarize` each): launches and kernels added up, the reports named."""
-    if len(summaries) == 1:
-        return dict(summaries[0])
-    kernels: Counter[str] = Counter()
-    for summary in summaries:
-        kernels.update(summary["kernels"])
-    return {"report": ", ".join(s["report"] for s in summaries),
-            "launches": sum(s["launches"] for s in summaries),
-            "kernels": dict(kernels.most_common()),
-            "metrics_per_launch": summaries[0]["metrics_per_launch"],
-            "rule_results": [r for s in summaries for r in s["rule_results"]]}
 
 
 def stop_ncu(report_start: str, call: str) -> list[int]:

@@ -22,12 +22,13 @@ from typing import Any
 
 import pytest
 
+from profiling_worker import cli
 from profiling_worker.backends import base, ncu, ncu_calls
 from profiling_worker.backends.channel import Channel
 from profiling_worker.bundle.errors import Cancelled
 from profiling_worker.bundle.schema import backends as B, columns as C, partial
 from profiling_worker.bundle.schema.spec import validate_spec
-from profiling_worker.extract.ncu_report_reader import read_launches
+from profiling_worker.extract.ncu_report_reader import merged_summary, read_launches
 from profiling_worker.job import runner
 from tests.scenarios import scenario_dir, scenario_report
 from tests.unit.profiling_worker.test_nsight_options import VERSIONS
@@ -342,10 +343,24 @@ def test_the_summaries_of_the_calls_add_up() -> None:
            "rule_results": []}
     two = {"report": "b", "launches": 4, "kernels": {"k2": 4}, "metrics_per_launch": 5,
            "rule_results": [{"kernel": "k2"}]}
-    merged = ncu_calls.merged_summary([one, two])
+    merged = merged_summary([one, two])
     assert merged == {"report": "a, b", "launches": 7, "kernels": {"k2": 5, "k1": 2},
                       "metrics_per_launch": 5, "rule_results": [{"kernel": "k2"}]}
-    assert ncu_calls.merged_summary([one]) == one
+    assert merged_summary([one]) == one
+
+
+def test_summarize_reads_every_calls_report(tmp_path, j1_report, capsys) -> None:
+    """``profiling_worker summarize`` of a job of two calls writes the summary the job wrote:
+    both reports (a gzipped twin of a plain report counted once)."""
+    nsight = tmp_path / C.NSIGHT_DIR
+    nsight.mkdir()
+    for start in ("configs0-1-", "configs2-3-"):
+        shutil.copyfile(j1_report, nsight / f"{start}{REPORT}")
+    shutil.copyfile(scenario_report("h200-ncu-j1-fp16"), nsight / f"configs2-3-{REPORT}.gz")
+    assert cli.main(["summarize", str(tmp_path)]) == 0
+    summary = _summary(tmp_path)
+    assert summary["report"] == f"configs0-1-{REPORT}, configs2-3-{REPORT}"
+    assert summary["launches"] == 80
 
 
 def test_a_counter_resumed_counts_on() -> None:
