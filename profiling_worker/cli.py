@@ -208,7 +208,7 @@ def _import(sources: list[Path], out: Path, each: bool, nvtx: str = "innermost")
 
 def _summarize(bundle: Path) -> int:
     from profiling_worker.bundle.paths import bundle_reports
-    from profiling_worker.extract.ncu_report_reader import write_summary
+    from profiling_worker.extract.ncu_report_reader import merged_summary, summarize
     from profiling_worker.bundle.inflate import InflateError, plain_file
 
     reports = bundle_reports(bundle)
@@ -217,13 +217,19 @@ def _summarize(bundle: Path) -> int:
                           "message": f"{bundle.name}: no .ncu-rep in {C.NSIGHT_DIR}/",
                           "hint": "only Nsight Compute jobs have a report"}), flush=True)
         return 1
-    try:
-        with plain_file(reports[0]) as report:  # ncu_report needs the plain file
-            write_summary(report, bundle / C.REPORT_SUMMARY_FILE)
+    summaries = []
+    try:  # a job of several ncu calls has a report each (backends/ncu_calls.py)
+        for path in reports:
+            if path.name.endswith(".gz") and path.with_suffix("") in reports:
+                continue  # the same report, plain beside it
+            with plain_file(path) as report:  # ncu_report needs the plain file
+                summaries.append(summarize(report))
     except InflateError as exc:
         print(json.dumps({"event": "error", "kind": "bad_report", "message": exc.message,
                           "hint": exc.hint}), flush=True)
         return 1
+    (bundle / C.REPORT_SUMMARY_FILE).write_text(
+        json.dumps(merged_summary(summaries), indent=1, default=str))
     print(json.dumps({"event": "result", "status": JobStatus.DONE.value}), flush=True)
     return 0
 

@@ -61,7 +61,8 @@ done
 [ "${EVENTS:-1}" = 1 ] && { PYTHONPATH=$NCU_PATH timeout 120 python3 benchmarks/cuda_events_gemm.py \
   "$RESULTS/cuda_events_gemm.json" > /dev/null 2>&1 || echo "cuda events benchmark failed"; }
 # PYTEST=0: skip `pytest -m gpu` (a call that only benchmarks).
-[ "${PYTEST:-1}" = 1 ] && KPROF_GPU_RESULTS=$RESULTS PYTHONPATH=$CUPTI_PATH timeout 300 python3 -m pytest -m gpu -q -s -p no:cacheprovider ${PYTEST_K:+-k "$PYTEST_K"} tests/gpu 2>&1 | tee "$OUT/pytest_gpu.txt"
+# KPROF_NCU_PYTHONPATH: the worker of an ncu job a test submits runs with NCU_PATH's nsight-python
+[ "${PYTEST:-1}" = 1 ] && KPROF_GPU_RESULTS=$RESULTS KPROF_NCU_PYTHONPATH=$NCU_PATH PYTHONPATH=$CUPTI_PATH timeout 300 python3 -m pytest -m gpu -q -s -p no:cacheprovider ${PYTEST_K:+-k "$PYTEST_K"} tests/gpu 2>&1 | tee "$OUT/pytest_gpu.txt"
 # OVERHEAD=1: the dashboard's worker vs a bare nsight-python script, cold and warm (issues 6, 24,
 # 40). The warm stages and nsight-python's own warm floor first (short), then the paired rounds
 # (REPEATS pairs a backend, WARM_ROUNDS of them with a warm job manager), which write their JSON

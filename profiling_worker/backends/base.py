@@ -16,6 +16,26 @@ from profiling_worker.bundle.schema.spec import JobSpec
 Emit = Callable[..., None]  # emit(event, **fields), see bundle/schema/events.py
 
 
+#: The cancel the worker's signal handler raised during the job in this process (empty: none;
+#: runner.CancelWatch sets and clears it). nsight-python calls info collectors inside ``try:
+#: ... except Exception`` (``run_profile_session`` in 0.9.6 and 1.1), so a cancel that lands
+#: while one runs is swallowed there, and the job would run on with later signals ignored; the
+#: next profiled run raises it again (:func:`raise_pending_cancel`).
+_PENDING_CANCEL: list[BaseException] = []
+
+
+def note_cancel(exc: BaseException | None) -> None:
+    """Keep ``exc`` as the job's cancel until the job ends (None: forget it)."""
+    _PENDING_CANCEL[:] = [exc] if exc is not None else []
+
+
+def raise_pending_cancel() -> None:
+    """Raise the job's cancel again where one was raised (:func:`note_cancel`); a profiled
+    run calls it before the kernels, outside every nsight-python ``try``."""
+    if _PENDING_CANCEL:
+        raise _PENDING_CANCEL[0]
+
+
 def launch_columns(param_names: Sequence[str]) -> list[str]:
     """Column order of the per-launch table for these config parameters."""
     return [C.ANNOTATION, C.CONFIG, *param_names, C.RUN, C.LAUNCH, C.KERNEL, C.GRID, C.BLOCK,
@@ -123,6 +143,11 @@ class RunCounter:
         runs of a call whose results were not kept are measured again)."""
         for idx in list(self._runs) if configs is None else configs:
             self._done -= self._runs.pop(idx, 0)
+
+    def resume_at(self, done: int) -> None:
+        """Count on from ``done`` calls: a process that runs a later call of the job (the
+        launch-mode child of an Nsight Compute call, ncu_calls.py) reports the job's progress."""
+        self._done = done
 
     def warming(self, config_index: int) -> None:
         """Report that this config's untimed warm-up calls begin (stage ``warm-up``): without

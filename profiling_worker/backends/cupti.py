@@ -391,12 +391,14 @@ CHUNK_RUNS = 200
 
 
 def plan_calls(estimates: Sequence[float] | None, configs: int, runs: int,
-               budget_s: float = CHUNK_BUDGET_S) -> list[list[int]]:
+               budget_s: float = CHUNK_BUDGET_S, run_overhead_s: float = RUN_OVERHEAD_S
+               ) -> list[list[int]]:
     """The configs of each nsight-python call, in config order: consecutive configs while their
-    estimated runs, ``(estimate + RUN_OVERHEAD_S) x runs`` seconds each, fit ``budget_s``
+    estimated runs, ``(estimate + run_overhead_s) x runs`` seconds each, fit ``budget_s``
     together (a config over it alone). ``estimates``: each config's seconds per call (its
     warm-up call); without them (None, or not one finite number >= 0 per config)
-    :data:`CHUNK_RUNS` runs a call, at least one config."""
+    :data:`CHUNK_RUNS` runs a call, at least one config. ``run_overhead_s``: what the profiler
+    adds to a run (CUPTI's :data:`RUN_OVERHEAD_S`; Nsight Compute's replay, ncu_calls.py)."""
     if estimates is None or len(estimates) != configs or not all(
             math.isfinite(e) and e >= 0 for e in estimates):
         size = max(1, CHUNK_RUNS // max(runs, 1))
@@ -404,7 +406,7 @@ def plan_calls(estimates: Sequence[float] | None, configs: int, runs: int,
     calls: list[list[int]] = []
     total = 0.0
     for idx, call_s in enumerate(estimates):
-        cost = (call_s + RUN_OVERHEAD_S) * runs
+        cost = (call_s + run_overhead_s) * runs
         if calls and total + cost <= budget_s:
             calls[-1].append(idx)
             total += cost

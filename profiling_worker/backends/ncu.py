@@ -3,7 +3,8 @@
 The installed nsight-python decides how it runs (bundle/schema/backends.py NCU_LAUNCH, NCU_ATTACH):
 0.9.x re-runs the worker under ``ncu`` (launch mode), >= 1.0 attaches ncu >= 2026.2.1 to the
 running worker (attach mode; nsight/collection/ncu.py in the 1.1.0 wheel compares against
-2026.2.1.0).
+2026.2.1.0). Either way a job's configs go in calls of about a minute (ncu_calls.py), so that a
+cancel keeps the calls finished before it.
 """
 
 from __future__ import annotations
@@ -19,11 +20,12 @@ from profiling_worker.backends.base import (Collection, Emit, RunCounter, launch
                                             split_unattributed, unattributed_frame,
                                             unattributed_warning, user_collector_info)
 from profiling_worker.catalog.user_collectors import UserCollector
+from profiling_worker.backends import ncu_calls
 from profiling_worker.backends.ncu_set import ncu_with_set
 from profiling_worker.backends.nsight_options import accepted, ncu_options
 from profiling_worker.backends.run_side import NO_GPU, BackendStatus, unavailable
 from profiling_worker.probes.environment import MODULE_AT, version_tuple
-from profiling_worker.bundle.errors import ProfilingFailed, last_error_event
+from profiling_worker.bundle.errors import ProfilingFailed
 from profiling_worker.bundle.schema import backends as B, columns as C, tools as T
 from profiling_worker.bundle.schema.run_range import KPROF_DOMAIN
 from profiling_worker.bundle.schema.spec import JobSpec
@@ -80,21 +82,30 @@ class NcuBackend(nb.NsightBackend):
 
         return nsight
 
+    times_warm_up = True  # collect_ncu plans its calls by each config's warm-up call
+
+    def warm_configs(self, spec: JobSpec) -> list[int] | None:
+        """The launch-mode child warms up the configs of its call only (ncu_calls.py)."""
+        return ncu_calls.child_configs(spec) if nb.in_launch_child() else None
+
     def collect(self, nsight: Any, spec: JobSpec, bodies: Sequence[Any], out_dir: Path,
-                emit: Emit, uuid: str | None, user: Sequence[UserCollector] = ()
-                ) -> Collection | None:
+                emit: Emit, uuid: str | None, user: Sequence[UserCollector] = (),
+                warm_up_s: Sequence[float] | None = None) -> Collection | None:
         """:func:`collect_ncu`."""
-        return collect_ncu(nsight, spec, bodies, out_dir, emit, uuid, user)
+        return collect_ncu(nsight, spec, bodies, out_dir, emit, uuid, user, warm_up_s)
 
 
 def collect_ncu(nsight: Any, spec: JobSpec, bodies: Sequence[Any], out_dir: Path,
-                emit: Emit, uuid: str | None = None, user: Sequence[UserCollector] = ()
-                ) -> Collection | None:
-    """Profile with Nsight Compute; returns None in the launch-mode child (which exits).
+                emit: Emit, uuid: str | None = None, user: Sequence[UserCollector] = (),
+                warm_up_s: Sequence[float] | None = None) -> Collection | None:
+    """Profile with Nsight Compute in the calls :func:`ncu_calls.plan` gives (one for a small
+    job); returns None in the launch-mode child (which exits). A cancel keeps the calls read
+    before it (``shortfall``); ``warm_up_s``: each config's warm-up call (attach mode).
 
     Raises:
         ProfilingFailed: ncu failed, or the report is missing or holds no launch.
         KernelFailed: a kernel body raised (in attach mode).
+        Cancelled: the cancel came before any call was read.
     """
     import nvtx
 
@@ -111,22 +122,21 @@ def collect_ncu(nsight: Any, spec: JobSpec, bodies: Sequence[Any], out_dir: Path
                         "the worker's NVML trace of the job is there instead")
     options, dropped = accepted(nsight, ncu_options(spec, out_dir, collectors))
     warnings += dropped
-    decorated = nsight.analyze.kernel(**options)(profiled)
-    configs = [tuple(c.values()) for c in spec.configs]
-    try:  # a deep dive's section set goes on ncu's command line (not in the launch child)
-        section_set = None if nb.in_launch_child() else spec.section_set
-        with ncu_with_set(section_set, out_dir.parent) as ncu:
-            decorated(configs=configs)
-    except RuntimeError as exc:  # nsight-python's own extraction; ours reads every launch
-        warnings.append(f"nsight-python's extraction failed ({exc}); tables come from the "
-                        "per-launch data of the .ncu-rep")
-    except Exception as exc:
-        child = last_error_event(out_dir.parent)  # launch mode: the re-run worker said what failed
-        raise child or nb.profiling_error(
-            exc, "Nsight Compute", "see the ncu log in the job's files; check the metric names "
-            "with `ncu --query-metrics` and counter permissions") from exc
-    collection = _read_report(spec, out_dir, warnings)
+    if nb.in_launch_child():  # no section set on ncu's command line there: the parent's has it
+        ncu_calls.child_call(nsight, spec, options, profiled, counter)
+        return None
+    plan = ncu_calls.plan(spec, warm_up_s)
+    if len(plan) > 1:  # a job of one call (J1) logs as before
+        emit("log", message=ncu_calls.plan_text(plan, len(spec.configs)), calls=plan)
+    calls = ncu_calls.NcuCalls(nsight, spec, options, profiled, out_dir, emit, counter)
+    with ncu_with_set(spec.section_set, out_dir.parent) as ncu:
+        short = calls.shortfall(calls.run(plan))
+    collection = _collection(spec, calls.rows, calls.device, calls.summaries,
+                             warnings + calls.warnings)
+    collection.shortfall = short
     if recorders is not None:
+        if short is not None:  # the runs of the call a cancel cut
+            recorders.clear(set(range(len(spec.configs))) - set(short.measured))
         collection.collectors = recorders.frame(spec)
         collection.warnings += recorders.warnings()
         collection.backend_info.update(user_collector_info(recorders.user))
@@ -154,18 +164,14 @@ def point_thermal_guard(nsight: Any, uuid: str | None) -> str | None:
             "NVML device 0 otherwise)")
 
 
-def _read_report(spec: JobSpec, out_dir: Path, warnings: list[str]) -> Collection:
-    from profiling_worker.extract.ncu_report_reader import read_launches, write_summary
-    from profiling_worker.extract.ncu_sections import write_deep_dive
+def _collection(spec: JobSpec, rows: list[dict[str, Any]], device: dict[str, Any],
+                summaries: Sequence[dict[str, Any]], warnings: list[str]) -> Collection:
+    """The collection of the launch rows the calls' reports gave (``device``: the attributes
+    of their first launch; ``summaries``: each report's summary, in call order).
 
-    reports = sorted(out_dir.glob("*.ncu-rep"))
-    if not reports:
-        raise ProfilingFailed("Nsight Compute wrote no report",
-                              "see worker.log and the ncu log for the cause")
-    rows, device = read_launches(reports[-1], spec.metrics)
-    write_summary(reports[-1], out_dir / "report_summary.json")
-    if spec.section_set:  # the deep-dive view's tables, read from the report once
-        write_deep_dive(reports[-1], out_dir.parent / C.DEEP_DIVE_FILE)
+    Raises:
+        ProfilingFailed: no launch lies inside a config's range.
+    """
     if device.get("missing_metrics"):
         warnings.append(f"metrics not in the report: {', '.join(device['missing_metrics'])}")
     rows, outside = split_unattributed(rows, len(spec.configs))
@@ -176,5 +182,6 @@ def _read_report(spec: JobSpec, out_dir: Path, warnings: list[str]) -> Collectio
     note = unattributed_warning(unattributed)
     return Collection(launches_frame(rows, spec), warnings + ([note] if note else []),
                       {"measurement": "GPU kernel duration and counters (Nsight Compute)",
-                       "report": reports[-1].name, "device_attributes": device},
+                       "report": ", ".join(s["report"] for s in summaries),
+                       "device_attributes": device},
                       unattributed=unattributed)

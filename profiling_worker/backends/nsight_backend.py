@@ -32,7 +32,8 @@ from typing import Any
 import pandas as pd
 
 from profiling_worker.probes import gpu_select
-from profiling_worker.backends.base import Collection, Emit, RunCounter, user_collector_frame
+from profiling_worker.backends.base import (Collection, Emit, RunCounter, raise_pending_cancel,
+                                            user_collector_frame)
 from profiling_worker.backends.run_side import BackendStatus, RunJob, RunSide
 from profiling_worker.catalog.user_collectors import ONCE, CollectorRun, UserCollector
 from profiling_worker.bundle.errors import (OUT_OF_MEMORY_HINT, KernelFailed, ProfilingFailed,
@@ -93,6 +94,10 @@ class NsightBackend(RunSide):
     #: (:func:`warm_up_bodies`): the CUPTI backend plans its nsight-python calls with it.
     times_warm_up = False
 
+    def warm_configs(self, spec: JobSpec) -> Sequence[int] | None:
+        """The configs this process warms up (None: every config of the job)."""
+        return None
+
     def warm_up(self, status: BackendStatus) -> None:
         """Import nsight first (:meth:`load`), then torch, and start CUDA."""
         warm_up_process(self.name, lambda: self.load(status))
@@ -118,9 +123,12 @@ class NsightBackend(RunSide):
         times: list[float] | None = [] if self.times_warm_up else None
         extra: dict[str, Any] = {**({"user": user} if user else {}),
                                  **({"warm_up_s": times} if times is not None else {})}
+        only = self.warm_configs(spec)
+        warming = RunCounter(spec, job.channel.emit)
+        if only:  # a later call's process: the job's progress counts the configs before it
+            warming.resume_at(min(only) * spec.runs)
         with autograd_on_calling_thread():
-            device = warm_up_bodies(spec, bodies, job.uuid,
-                                    RunCounter(spec, job.channel.emit).warming, times)
+            device = warm_up_bodies(spec, bodies, job.uuid, warming.warming, times, only)
             result = self.collect(nsight, spec, bodies, out_dir, job.channel.emit, job.uuid,
                                   **extra)
         if result is not None:
@@ -136,6 +144,7 @@ def profiled_function(spec: JobSpec, bodies: Sequence[Callable[..., None]],
     replaces the bodies' own annotate function (the CUPTI L2 flush before each region)."""
 
     def profiled(*values: Any) -> None:
+        raise_pending_cancel()  # a cancel an info collector's call swallowed (base.py)
         config, run = counter.next(values)
         with nvtx_range(run_range_name(config, run)):
             for body in bodies:
@@ -164,7 +173,8 @@ def autograd_on_calling_thread() -> Iterator[None]:
 
 def warm_up_bodies(spec: JobSpec, bodies: Sequence[Any], uuid: str | None,
                    warming: Callable[[int], None] = lambda _config: None,
-                   times: list[float] | None = None) -> dict[str, Any]:
+                   times: list[float] | None = None,
+                   only: Sequence[int] | None = None) -> dict[str, Any]:
     """Run each config's bodies ``spec.warmup`` times with no annotation (so nothing is profiled
     and CUPTI's one-use annotation names stay free), synchronise, and check that CUDA runs on
     the GPU ``uuid`` (NVML's UUID that sampling, collectors and the manifest use). ``warming``
@@ -172,6 +182,8 @@ def warm_up_bodies(spec: JobSpec, bodies: Sequence[Any], uuid: str | None,
     panel names the config; a long warm-up read "starting" with nothing named). ``times``, when
     given, gets the seconds of each config's last warm-up call, synchronised before and after
     (CUDA's start synchronised before the first), one entry per config when ``spec.warmup``.
+    ``only``: the configs to warm up (None: every config; a launch-mode child of Nsight Compute
+    runs one call's configs).
 
     Returns:
         ``{"name", "uuid"}`` of the CUDA device the kernels run on (the manifest's
@@ -185,6 +197,8 @@ def warm_up_bodies(spec: JobSpec, bodies: Sequence[Any], uuid: str | None,
     if times is not None:
         torch.cuda.synchronize()  # CUDA's start (a cold worker's) is no config's call
     for index, config in enumerate(spec.configs):
+        if only is not None and index not in only:
+            continue
         if spec.warmup:
             warming(index)
         for call in range(spec.warmup):

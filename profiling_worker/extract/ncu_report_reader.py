@@ -248,6 +248,22 @@ def summarize(report_path: Path) -> dict[str, Any]:
     return summary.result(report_path)
 
 
+def merged_summary(summaries: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """One summary of several reports' (:func:`summarize` each, in order: an Nsight Compute
+    job of several calls, backends/ncu_calls.py): launches and kernels added up, the reports
+    named, the rule results one after the other."""
+    if len(summaries) == 1:
+        return dict(summaries[0])
+    kernels: Counter[str] = Counter()
+    for summary in summaries:
+        kernels.update(summary["kernels"])
+    return {"report": ", ".join(s["report"] for s in summaries),
+            "launches": sum(s["launches"] for s in summaries),
+            "kernels": dict(kernels.most_common()),
+            "metrics_per_launch": summaries[0]["metrics_per_launch"],
+            "rule_results": [r for s in summaries for r in s["rule_results"]]}
+
+
 def write_summary(report_path: Path, out_path: Path) -> None:
     """Write :func:`summarize` of ``report_path`` as JSON to ``out_path``."""
     out_path.write_text(json.dumps(summarize(report_path), indent=1, default=str))

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from profiling_worker import __version__
 from profiling_worker.probes import gpu_select, metric_check
 from profiling_worker.probes.environment import ProbeInBackground
-from profiling_worker.backends.base import Collection
+from profiling_worker.backends.base import Collection, note_cancel
 from profiling_worker.backends.registry import environment_report, run_side
 from profiling_worker.backends.run_side import BackendStatus, RunJob
 from profiling_worker.catalog.registry import Registry, load_registry
@@ -104,6 +104,7 @@ class CancelWatch:
     def install(self) -> None:
         """Make :meth:`on_sigterm` the process's handler of :data:`CANCEL_SIGNALS` (the
         handlers before kept); of SIGINT only when it is not ignored."""
+        note_cancel(None)  # a warm worker's job before this one may have been cancelled
         for signum in CANCEL_SIGNALS:
             before = signal.getsignal(signum)
             if signum == signal.SIGINT and before is signal.SIG_IGN:
@@ -117,6 +118,7 @@ class CancelWatch:
         noted). After a cancel, later cancel signals stay ignored: a sweep task's worker is
         signalled on every poll and must exit with its job's own code, not be killed in its
         teardown."""
+        note_cancel(None)
         if not self.signalled:
             for signum, before in self.before.items():
                 signal.signal(signum, before)
@@ -135,7 +137,9 @@ class CancelWatch:
         if self.writing:
             self.late = how
             return
-        raise Cancelled(partial.cancelled_message(how), "", how)
+        cancel = Cancelled(partial.cancelled_message(how), "", how)
+        note_cancel(cancel)  # raised again at the next run where an nsight `try` swallows it
+        raise cancel
 
     def stop_measuring(self) -> None:
         """Measuring has ended: from now on a cancel is only noted, and the job manager is told
@@ -289,10 +293,12 @@ def prepare(job_dir: Path, manifest: dict[str, Any], report: dict[str, Any] | No
 
 def _check_memory(spec: JobSpec, registry: Registry, env: dict[str, Any],
                   gpu: gpu_select.SelectedGpu | None) -> None:
-    """Refuse configs that cannot fit in the job's GPU (host for cpu), by the kernels' memory
-    (else byte) formulas for the chosen annotations, before anything runs."""
+    """Refuse configs that cannot fit in the memory free now on the job's GPU (NVML; its total
+    where NVML cannot say) or available on the host for cpu, by the kernels' memory (else byte)
+    formulas for the chosen annotations, before anything runs."""
+    free = gpu_select.free_memory(gpu.uuid) if gpu else None
     memory, memory_of = device_memory(spec.backend, env.get("gpus") or (),
-                                      gpu.uuid if gpu else None)
+                                      gpu.uuid if gpu else None, free)
     try:
         check_fits(spec, registry.kernels, memory, memory_of)
     except SpecInvalid as exc:

@@ -14,7 +14,9 @@ worker narrowed ``CUDA_VISIBLE_DEVICES`` to one UUID.
 
 from __future__ import annotations
 
+import importlib
 import os
+import sys
 from collections.abc import Mapping, MutableMapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
@@ -125,6 +127,38 @@ def nvml_handle(nvml: Any, uuid: str) -> Any:
     if uuid.startswith("MIG-"):
         handle = nvml.nvmlDeviceGetDeviceHandleFromMigDeviceHandle(handle)
     return handle
+
+
+def free_memory(uuid: str, nvml: Any = None) -> float | None:
+    """Bytes of the GPU (or MIG instance) ``uuid``'s memory free now: NVML's
+    ``nvmlDeviceGetMemoryInfo(...).free``, read without a CUDA context, plus what this
+    process's torch already holds reserved on it (a warm worker's caching allocator: free to
+    its next job, not to NVML). None where NVML cannot say (no pynvml, no driver, an unknown
+    UUID). ``nvml``: the pynvml module (imported when None)."""
+    try:
+        nvml = nvml or importlib.import_module("pynvml")
+        nvml.nvmlInit()
+    except Exception:  # ImportError, NVMLError: no NVML here; the check uses the total
+        return None
+    try:
+        free = float(nvml.nvmlDeviceGetMemoryInfo(nvml.nvmlDeviceGetHandleByUUID(uuid)).free)
+    except Exception:  # NVMLError of this device (not found, not supported)
+        return None
+    finally:
+        nvml.nvmlShutdown()
+    return free + _reserved_by_torch(uuid)
+
+
+def _reserved_by_torch(uuid: str) -> float:
+    """Bytes torch's caching allocator holds on the GPU ``uuid`` in this process, 0 where
+    torch is not loaded or CUDA not started (nothing imported or started for it)."""
+    torch = sys.modules.get("torch")
+    if torch is None or not torch.cuda.is_initialized():
+        return 0.0
+    device = torch.cuda.current_device()
+    if not same_device(uuid, torch.cuda.get_device_properties(device).uuid):
+        return 0.0
+    return float(torch.cuda.memory_reserved(device))
 
 
 def same_device(nvml_uuid: str, cuda_uuid: Any) -> bool:

@@ -102,6 +102,32 @@ def test_sizes_beyond_the_gpu_memory_are_refused_before_profiling(tmp_path: Path
     assert "smaller" in manifest["error"]["message"] + manifest["error"].get("hint", "")
 
 
+def test_a_size_over_the_free_memory_is_refused_naming_it(tmp_path: Path) -> None:
+    """The memory check counts what is free on the job's GPU now (NVML), not the card's total:
+    with all but a tenth of the card held by this test process, fp32 matmul at a size that
+    needs about 30 % of the card is refused before CUDA, naming the free memory."""
+    torch = pytest.importorskip("torch")
+    from profiling_worker.bundle.schema import memory_need as mn
+    from profiling_worker.catalog.builtin import CATALOG
+
+    free, total = torch.cuda.mem_get_info()
+    n = int((0.3 * total / 12) ** 0.5)  # two fp32 inputs and a result: 12 n^2 bytes
+    need = mn.together([mn.kernel_need("matmul", CATALOG["matmul"], {"n": n}, ("fp32",))])
+    held = torch.empty(int(free - 0.1 * total), dtype=torch.uint8, device="cuda")
+    try:
+        left, _total = torch.cuda.mem_get_info()
+        assert left < need < total, (left, need, total)  # fits the card, not what is left
+        manifest = _run_worker(tmp_path / "held", {
+            "kernels": ["matmul"], "annotations": ["fp32"], "configs": [{"n": n}], "runs": 1,
+            "backend": "events", "warmup": 0})
+    finally:
+        del held
+        torch.cuda.empty_cache()
+    message = manifest["error"]["message"]
+    assert manifest["error"]["kind"] == "spec_invalid", manifest["error"]
+    assert "memory free on GPU" in message and "in all" in message, message
+
+
 def test_out_of_memory_fails_cleanly(tmp_path: Path) -> None:
     """A kernel whose byte formula understates its allocation (4 TiB) reaches CUDA: out of
     memory is named, with the fix."""

@@ -3,7 +3,9 @@ the cpu backend only): a config that runs out of CUDA memory is skipped and the 
 still run (the error is not sticky), and a Cancel through the JobManager (SIGTERM, SIGKILL 5 s
 later) leaves the whole configs measured before it as result tables the loader reads. A CUPTI
 job keeps the nsight-python calls finished before a cancel (backends/cupti.py: calls of at most
-about 2 s of runs, planned from the warm-up's times)."""
+about 2 s of runs, planned from the warm-up's times), and so does an Nsight Compute job
+(backends/ncu_calls.py: calls of about a minute estimated, each call's report read before the
+next starts)."""
 
 from __future__ import annotations
 
@@ -18,9 +20,10 @@ import pytest
 
 from app import settings
 from app.services.job_manager import JobManager
-from profiling_worker.backends import cupti
+from profiling_worker.backends import cupti, ncu_calls
 from profiling_worker.bundle.loader import load_bundle
 from profiling_worker.bundle.schema import backends as B, columns as C, partial
+from profiling_worker.bundle.schema.events import parse_line
 from profiling_worker.bundle.schema.manifest import read_manifest
 from profiling_worker.bundle.schema.spec import validate_spec
 from profiling_worker.catalog.builtin import CATALOG
@@ -71,16 +74,26 @@ def test_a_cancel_keeps_the_configs_measured_before_it(tmp_path: Path) -> None:
     assert sorted(runs[C.CONFIG].unique()) == [0]
 
 
-def _plan(manager: JobManager, job: str, deadline: float) -> list[list[int]]:
-    """The configs of each nsight-python call, from the worker's plan event (``calls``)."""
+def _logged(manager: JobManager, job: str, key: str, deadline: float) -> Any:
+    """The ``key`` of the worker's first log event that has one (polled, no fixed wait); None
+    when the job ended without one."""
     events = Path(manager.get(job).path) / "events.jsonl"
     while True:
         lines = events.read_text().splitlines() if events.exists() else []
-        for event in map(json.loads, lines):
-            if event.get("event") == "log" and "calls" in event:
-                return event["calls"]
-        assert manager.get(job).active and time.monotonic() < deadline, "no plan of calls"
+        for event in filter(None, map(parse_line, lines)):  # a line being written: skipped
+            if event["event"] == "log" and key in event:
+                return event[key]
+        if not manager.get(job).active:
+            return None
+        assert time.monotonic() < deadline, f"no log event with {key}"
         time.sleep(0.2)
+
+
+def _plan(manager: JobManager, job: str, deadline: float) -> list[list[int]]:
+    """The configs of each nsight-python call, from the worker's plan event (``calls``)."""
+    calls = _logged(manager, job, "calls", deadline)
+    assert calls is not None, "the job ended without a plan of calls"
+    return calls
 
 
 def _wait_for_run_of(manager: JobManager, job: str, config: int, deadline: float) -> None:
@@ -126,3 +139,66 @@ def test_a_cupti_cancel_keeps_the_calls_finished_before_it(
     runs = load_bundle(path).table(C.TABLE_RUNS)
     per_config = runs.groupby(C.CONFIG)[C.RUN].nunique().to_dict()
     assert per_config == {i: 100 for i in record["measured"]}
+
+
+#: nsight-python for the Nsight Compute worker, where the tests' own is not the one this ncu
+#: needs (scripts/gpu_check.sh passes NCU_PATH: 0.9.6 launch mode for ncu < 2026.2.1, while
+#: pytest runs with 1.1 for CUPTI).
+NCU_PYTHONPATH = "KPROF_NCU_PYTHONPATH"
+#: Runs of each config of the ncu cancel test: one config's estimate alone is over half of
+#: ncu_calls.CALL_BUDGET_S, so each config is a call of its own.
+NCU_RUNS = 160
+
+
+def test_an_ncu_cancel_keeps_the_calls_finished_before_it(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two configs of 160 runs of a 1 Mcycle spin kernel (about 0.5 ms): two Nsight Compute
+    calls. The cancel comes once the worker logged the first call's report read (the second
+    call's ncu is then starting or running): the first config is kept with its GPU times, the
+    bundle says partial and how the cancel came, and the cut call left no file."""
+    monkeypatch.setenv("KPROF_KERNEL_DIRS", str(KERNELS))
+    env = settings.worker_env()
+    if os.environ.get(NCU_PYTHONPATH):
+        env["PYTHONPATH"] = os.environ[NCU_PYTHONPATH]
+    manager = JobManager(tmp_path / "results",
+                         os.environ.get("KPROF_WORKER_PYTHON", sys.executable), env=env,
+                         kill_grace_s=5.0)
+    configs: list[dict[str, Any]] = [{"mcycles": 1, "tag": t} for t in range(2)]
+    spec = validate_spec({"kernels": ["gpu_spin"], "configs": configs, "runs": NCU_RUNS,
+                          "warmup": 1, "thermal_mode": "off", "backend": B.NCU},
+                         load_registry().kernels)
+    assert ncu_calls.plan(spec) == [[0], [1]]  # the premise: a call per config
+    job = manager.submit(spec)
+    deadline = time.monotonic() + 240
+    read = _logged(manager, job, "ncu_call_read", deadline)
+    if read is None:
+        manifest = read_manifest(manager.get(job).path)
+        error = manifest.get("error") or {}
+        if error.get("kind") in ("backend_unavailable", "counter_permission"):
+            pytest.skip(f"ncu cannot run in this environment ({NCU_PYTHONPATH} "
+                        f"{os.environ.get(NCU_PYTHONPATH)!r}): {error.get('message')}")
+        pytest.fail(f"the job ended {manifest.get('status')} before its first call was read: "
+                    f"{error}")
+    assert read == [0]
+    manager.cancel(job)
+    assert manager.wait(job, 120) == "cancelled", "the cancel came after the second call"
+    path = Path(manager.get(job).path)
+    manifest = read_manifest(path)
+    record = manifest[partial.CONFIGS_KEY]
+    assert manifest[partial.PARTIAL_KEY] and record["measured"] == [0], record
+    assert record["cancelled"].startswith("SIGTERM at"), record
+    assert [m["config"] for m in record["not_measured"]] == [1]
+    if record["lost"]:  # launch mode: the cut call's configs are named
+        assert partial.config_label(configs[1]) in record["lost"]
+    nsight = sorted(p.name for p in (path / C.NSIGHT_DIR).iterdir())
+    assert any(n.startswith("configs0-0-") and n.endswith(".ncu-rep") for n in nsight), nsight
+    # the worker stops the cut call's ncu (ncu_calls.stop_ncu) before it removes its files
+    assert not [n for n in nsight if n.startswith("configs1-1-")], nsight
+    summary = json.loads((path / C.REPORT_SUMMARY_FILE).read_text())
+    assert summary["launches"] == NCU_RUNS
+    runs = load_bundle(path).table(C.TABLE_RUNS)
+    assert sorted(runs[C.CONFIG].unique()) == [0]
+    times = runs[runs[C.METRIC] == C.GPU_TIME][C.VALUE]  # ns, one a run
+    assert len(times) == NCU_RUNS
+    # 1e6 cycles: 0.5 ms at 2 GHz; any SM clock from 0.33 to 3.3 GHz passes
+    assert (times > 0).all() and 3e5 < times.median() < 3e6, times.describe()

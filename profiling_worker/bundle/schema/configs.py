@@ -111,18 +111,23 @@ def gib(n: float) -> str:
     return f"{size:,.{2 if abs(size) < 1000 else 0}f} GiB"
 
 
-def device_memory(backend: str, gpus: Sequence[Mapping[str, Any]], uuid: str | None
-                  ) -> tuple[float | None, str]:
+def device_memory(backend: str, gpus: Sequence[Mapping[str, Any]], uuid: str | None,
+                  free: float | None = None) -> tuple[float | None, str]:
     """(bytes, what) the job's configs must fit in: the job's GPU (``environment.gpus[]`` entry
     with ``uuid``; NVML ``memory_mib``) or, for the cpu backend, the host's memory available
     now (:func:`host_available_memory`), not its total: a size that fits the total but not what
-    is free would swap or be killed. (None, "") when unknown."""
+    is free would swap or be killed. ``free``: the GPU's bytes free now, where the caller could
+    read them (the worker, just before the job: ``gpu_select.free_memory``); they count
+    instead of its total, which other processes may hold part of. (None, "") when unknown."""
     if not B.on_gpu(backend):
         available = host_available_memory()
         return (available, "memory available on the host") if available else (None, "")
     for gpu in gpus:
         if isinstance(gpu, Mapping) and gpu.get("uuid") == uuid and gpu.get("memory_mib"):
-            return float(gpu["memory_mib"]) * 2**20, f"GPU {gpu.get('name') or uuid}"
+            name, total = gpu.get("name") or uuid, float(gpu["memory_mib"]) * 2**20
+            if free is not None:
+                return free, f"memory free on GPU {name} now ({gib(total)} in all)"
+            return total, f"GPU {name}"
     return None, ""
 
 

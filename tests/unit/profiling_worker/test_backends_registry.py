@@ -110,8 +110,8 @@ def test_a_launch_mode_parent_profiles_without_starting_cuda(monkeypatch, tmp_pa
     warmed, profiled = [], []
     monkeypatch.setattr(nb, "_LOADED", {})
     monkeypatch.delenv(nb.LAUNCH_CHILD_ENV, raising=False)
-    monkeypatch.setattr(nb, "warm_up_bodies",
-                        lambda spec, bodies, uuid, warming, times=None: warmed.append(uuid) or {})
+    monkeypatch.setattr(nb, "warm_up_bodies", lambda spec, bodies, uuid, warming, times=None,
+                        only=None: warmed.append(uuid) or {})
     fake = types.SimpleNamespace(annotate=lambda _name: None)
 
     def profile(nsight, spec, bodies, out_dir, emit, uuid):
@@ -130,8 +130,8 @@ def test_the_preflight_verdict_comes_after_the_nsight_import_and_before_profilin
     order: list[str] = []
     monkeypatch.setattr(nb, "_LOADED", {})
     monkeypatch.delenv(nb.LAUNCH_CHILD_ENV, raising=False)
-    monkeypatch.setattr(nb, "warm_up_bodies", lambda spec, bodies, uuid, warming, times=None:
-                        order.append("warm-up") or {})
+    monkeypatch.setattr(nb, "warm_up_bodies", lambda spec, bodies, uuid, warming, times=None,
+                        only=None: order.append("warm-up") or {})
     fake = types.SimpleNamespace(annotate=lambda _name: None)
     job = _job(tmp_path, nsight_mode)
     job = RunJob(job.spec, job.registry, job.annotations, job.job_dir, job.status, job.channel,
@@ -164,7 +164,8 @@ def test_a_refused_preflight_stops_the_job_even_when_the_import_fails(monkeypatc
         _FakeNsightBackend(load, lambda *a: None).run(job)
 
 
-def _warm_up(monkeypatch, times: list[float] | None = None) -> list[tuple[str, object]]:
+def _warm_up(monkeypatch, times: list[float] | None = None,
+             only: list[int] | None = None) -> list[tuple[str, object]]:
     """The steps of :func:`nb.warm_up_bodies` over 2 configs x 2 warm-up calls: each config's
     ``warming``, each ``call``, each ``sync`` (CUDA's, stood in for: no GPU)."""
     import torch
@@ -179,7 +180,7 @@ def _warm_up(monkeypatch, times: list[float] | None = None) -> list[tuple[str, o
         seen.append(("call", values))
 
     nb.warm_up_bodies(spec, [body], "GPU-1", lambda config: seen.append(("warming", config)),
-                      times)
+                      times, only)
     return seen
 
 
@@ -201,3 +202,10 @@ def test_the_timed_warm_up_times_each_configs_last_call(monkeypatch):
     assert _warm_up(monkeypatch, times) == [("sync", None), *sum(per_config, []),
                                             ("sync", None)]
     assert len(times) == 2 and all(t >= 0 for t in times)
+
+
+def test_a_launch_child_warms_up_its_calls_configs_only(monkeypatch):
+    """An Nsight Compute launch-mode child runs one call of the job (ncu_calls.py): it warms up
+    that call's configs, not every config of the job again."""
+    assert _warm_up(monkeypatch, only=[1]) == [("warming", 1), ("call", (2048,)),
+                                               ("call", (2048,)), ("sync", None)]

@@ -20,8 +20,9 @@ MIG = "MIG-2c2c2c2c-2222-2222-2222-222222222222"
 
 
 def _fake_nvml() -> types.ModuleType:
-    """pynvml with GPU 0 at 30 C / 345 MHz and GPU 1 at 61 C / 1980 MHz; a MIG instance of
-    GPU 1. Handles are the UUIDs; ``by_index`` records index lookups."""
+    """pynvml with GPU 0 at 30 C / 345 MHz, 100 GiB free and GPU 1 at 61 C / 1980 MHz,
+    7 GiB free; a MIG instance of GPU 1 with 3 GiB free. Handles are the UUIDs; ``by_index``
+    records index lookups."""
     nv = types.ModuleType("pynvml")
     temps = {UUID0: 30, UUID1: 61}
     clocks = {UUID0: 345, UUID1: 1980}
@@ -45,6 +46,9 @@ def _fake_nvml() -> types.ModuleType:
     nv.nvmlDeviceGetClockInfo = lambda h, kind: clocks[h] if kind == 1 else 3201
     nv.nvmlDeviceGetPowerUsage = lambda h: 100_000 if h == UUID0 else 650_000
     nv.nvmlDeviceGetCurrentClocksEventReasons = lambda h: 0
+    free = {UUID0: 100 * 2**30, UUID1: 7 * 2**30, MIG: 3 * 2**30}  # bytes free now
+    nv.nvmlDeviceGetMemoryInfo = lambda h: types.SimpleNamespace(
+        total=(16 if h == MIG else 140) * 2**30, free=free[h], used=0)
     return nv
 
 

@@ -38,16 +38,12 @@ def _rows_like_nsight_11() -> list[dict]:
 
 
 def test_launches_outside_a_config_range_are_unattributed_never_the_last_config(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        tmp_path: Path) -> None:
     from profiling_worker.job import results
-    from profiling_worker.extract import ncu_report_reader
 
     spec = validate_spec(SPEC)
-    monkeypatch.setattr(ncu_report_reader, "read_launches",
-                        lambda _p, _m: (_rows_like_nsight_11(), {"missing_metrics": []}))
-    monkeypatch.setattr(ncu_report_reader, "write_summary", lambda *_a: None)
-    (tmp_path / "ncu-output-profiled-0.ncu-rep").write_bytes(b"")
-    got = ncu._read_report(spec, tmp_path, [])
+    got = ncu._collection(spec, _rows_like_nsight_11(), {"missing_metrics": []},
+                          [{"report": "ncu-output-profiled-0.ncu-rep"}], [])
     assert set(got.launches[C.CONFIG]) == {0, 1} and len(got.launches) == 6
     assert "dgrad_gemm" not in set(got.launches[C.KERNEL])
     assert list(got.unattributed[C.CONFIG]) == [-1] * 6
