@@ -74,7 +74,9 @@ SPEED_RUNS = ("h200-1202-s6run2", "h200-1205-speedrun1", "h100-1205-s10all", "h1
 #: Device runs whose ``*-warm_stages.json`` docs/performance.md quotes.
 WARM_RUNS = ("h200-1202-s6run2", "h200-1205-speedrun1", "h100-1205-s10all", "h100-1205-s11all",
              "h100-1205-s13all", "h100-1206-s18cold", "h100-1207-s23merged", "h100-1207-s24gc1",
-             "h100-1207-s24gc0", "h100-1207-s24gc0b")
+             "h100-1207-s24gc0", "h100-1207-s24gc0b", "h100-1207-s26")
+#: Device runs whose warm stages carry the result-ready mark (session 25's contract).
+WARM_READY_RUNS = ("h100-1207-s26",)
 #: Gate A/A studies: study 1 (defaults) and study 2 (more runs), docs/measurements-h200.md.
 AA_RUNS = ("h200-1201-run2", "h200-1201-run4")
 #: Events attribution and runs "auto": the two device runs the docs quote.
@@ -178,6 +180,26 @@ def warm_ab_text(run: str) -> str:
             f"after / before {r['estimate']:.2f} (CI95 {lo:.2f}-{hi:.2f}, {r['slower_pairs']} of "
             f"{r['n']} pairs slower, p = {r['p_wilcoxon']:.3f}); nsight-python's call "
             f"{w['nsight_ms']:.0f} ms, the own part {w['own_over_nsight']:.2f}x it")
+
+
+def warm_ready(run: str) -> dict[str, float]:
+    """A warm J1's own part to ``result_ready`` (runs and aggregated on disk, what the first
+    chart reads): per job ``run_job``'s wall less nsight-python's call less what follows the
+    mark (``own part: whole`` less ``own part: to result_ready``, both from the start of
+    ``write_result_tables``); medians over the jobs (ms) and of it / nsight-python's call."""
+    raw = json.loads((H200 / f"{run}-warm_stages.json").read_text())
+    ready = [1e3 * w - j["nsight-python call"]
+             - (j["own part: whole (to the final write)"] - j["own part: to result_ready"])
+             for w, j in zip(raw["run_job_wall_s"], raw["per_job_ms"])]
+    nspy = [j["nsight-python call"] for j in raw["per_job_ms"]]
+    return {"jobs": len(ready), "ready_ms": statistics.median(ready),
+            "ready_over_nsight": statistics.median(r / n for r, n in zip(ready, nspy))}
+
+
+def warm_ready_text(run: str) -> str:
+    w = warm_ready(run)
+    return (f"the worker's own part to `result_ready` {w['ready_ms']:.1f} ms, "
+            f"{w['ready_over_nsight']:.2f}x nsight-python's call (median of {w['jobs']} jobs)")
 
 
 def warm_text(run: str) -> str:
@@ -978,7 +1000,7 @@ GPU_TEST_RUNS = ("h100-1206-s18cold", "h100-1206-s19final", "h200-1206-s19merged
                  "h100-1206-s20ncu", "h100-1206-s20cupti", "h100-1206-s20ncu2",
                  "h100-1206-s20ncu2-bundles", "h100-1207-s23cupti", "h100-1207-s23ncu4",
                  "h100-1207-s23merged", "h100-1207-s23mergedncu", "h100-1207-s24",
-                 "h100-1207-s24ncu")
+                 "h100-1207-s24ncu", "h100-1207-s26", "h100-1207-s26ncu")
 
 
 def gpu_tests_text(run: str) -> str:
@@ -1035,6 +1057,7 @@ def claims() -> list[tuple[str, str]]:
             out.append(("docs/performance.md", f"{name} to exit {ratio_text(sp[backend]['to_exit'])}"))
     for run in WARM_RUNS:
         out.append(("docs/performance.md", f"warm J1: {warm_text(run)}"))
+    out += [("docs/performance.md", warm_ready_text(run)) for run in WARM_READY_RUNS]
     out += [("docs/performance.md", cold_ab_text(run)) for run in COLD_AB_RUNS]
     out += [("docs/performance.md", cold_imports_text(run)) for run in COLD_IMPORT_RUNS]
     out += [("docs/performance.md", gpu_tests_text(run)) for run in GPU_TEST_RUNS]
