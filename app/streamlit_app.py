@@ -18,9 +18,10 @@ if __package__ in (None, ""):  # run as a script: make the repository root impor
 
 import streamlit as st  # noqa: E402
 
-from app.streamlit_patches import server_guard  # noqa: E402
+from app.streamlit_patches import server_guard, styler_memo  # noqa: E402
 
 server_guard.install()  # a plain `streamlit run`: from the first script run on (cli.py: before)
+styler_memo.install()  # a prepared table's Styler marshalled once per place (issue 40)
 
 ICON = Path(__file__).resolve().parent / "assets" / "icon.png"  # local: no font service
 #: Streamlit pads the page 6rem from the top for its header, whose only content here is the

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import copy
 import dataclasses
 import functools
 import hashlib
@@ -29,6 +28,7 @@ from profiling_worker.bundle.loader import Bundle
 from app.core.share.job import (contention_figures, contention_title,
                                 host_timer_note, job_colors as colors_of)
 from app.core.figures import theme
+from app.streamlit_patches import styler_memo
 from app.ui import cached, job_status, state
 from app.core.environment import gpu_name
 from app.core.provenance import is_imported
@@ -247,7 +247,7 @@ def table(frame: pd.DataFrame | list[dict[str, Any]], key: str, where: Any = Non
     kwargs.setdefault("placeholder", MISSING)
     # a Styler of its own per draw: Streamlit's conversion sets attributes on it (its uuid, its
     # computed styles), and the cached one is shared by every session's thread
-    data = copy.copy(ready.data) if isinstance(ready.data, Styler) else ready.data
+    data = styler_memo.copy_of(ready.data) if isinstance(ready.data, Styler) else ready.data
     (where or st).dataframe(data, key=key, hide_index=True, width="stretch",
                             column_config=config, **kwargs)
 
@@ -315,7 +315,7 @@ def prepare(frame: pd.DataFrame) -> Prepared:
     data: Any = frame
     notes: list[str] = []
     if shown.cells and frame.size <= STYLED_CELLS:  # no format: the Styler's text shows
-        data = styled(frame, shown.cells)
+        data = styler_memo.mark(styled(frame, shown.cells))  # kept as is: marshalled once
         config.update({name: st.column_config.NumberColumn(
             width=_width(str(name), int(text.str.len().max() or 0)))
             for name, text in shown.text(frame).items()})
