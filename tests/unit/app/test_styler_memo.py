@@ -15,6 +15,10 @@ from app.ui import panels
 from profiling_worker.bundle.schema import columns as C
 
 
+#: Streamlit's own marshalling, whether or not the app's wrapper is installed
+STOCK = getattr(arrow.marshall_styler, "__wrapped__", arrow.marshall_styler)
+
+
 def _prepared_styler() -> Styler:
     """The Styler :func:`panels.prepare` makes of a table whose rows are in two units."""
     frame = pd.DataFrame({C.METRIC: ["gpu__time_duration.sum", "dram__bytes.sum"],
@@ -26,8 +30,7 @@ def _prepared_styler() -> Styler:
 
 def _stock(styler: Styler, uuid: str) -> bytes:
     proto = ArrowData()
-    original = getattr(arrow.marshall_styler, "__wrapped__", arrow.marshall_styler)
-    original(proto, styler, uuid)
+    STOCK(proto, styler, uuid)
     return proto.styler.SerializeToString()
 
 
@@ -37,25 +40,50 @@ def test_a_prepared_styler_is_marked_and_a_copy_shares_its_memo() -> None:
     assert getattr(styler_memo.copy_of(styler), styler_memo.MEMO) is memo
 
 
-def test_later_draws_copy_what_the_first_wrote_and_run_no_styler(monkeypatch: Any) -> None:
-    styler = _prepared_styler()
-    expected = _stock(styler_memo.copy_of(styler), "123")
-    calls: list[str] = []
-
+def _counting(calls: list[str]) -> Any:
     def counted(proto: Any, data: Styler, uuid: str) -> None:
         calls.append(uuid)
-        original = getattr(arrow.marshall_styler, "__wrapped__", arrow.marshall_styler)
-        original(proto, data, uuid)
+        STOCK(proto, data, uuid)
+    return counted
 
-    marshall = styler_memo.memoised(counted)
+
+def _draws(marshall: Any, styler: Styler, places: tuple[str, ...]) -> list[bytes]:
     got = []
-    for uuid in ("123", "123", "456", "123"):
+    for uuid in places:
         proto = ArrowData()
         marshall(proto, styler_memo.copy_of(styler), uuid)
         got.append(proto.styler.SerializeToString())
-    assert calls == ["123", "456"]  # once per place
-    assert got[0] == got[1] == got[3] == expected
-    assert got[2] == _stock(styler_memo.copy_of(styler), "456")
+    return got
+
+
+def test_later_draws_copy_what_the_first_wrote_and_run_no_styler() -> None:
+    styler = _prepared_styler()  # pandas gave it a uuid: the same proto at any place
+    expected = _stock(styler_memo.copy_of(styler), "123")
+    assert expected == _stock(styler_memo.copy_of(styler), "456")
+    calls: list[str] = []
+    got = _draws(styler_memo.memoised(_counting(calls)), styler, ("123", "123", "456"))
+    assert calls == ["123"]
+    assert got == [expected] * 3
+
+
+def test_a_styler_without_its_own_uuid_is_marshalled_once_per_place() -> None:
+    styler = _prepared_styler()
+    styler.uuid = None  # Streamlit then writes the place's uuid
+    calls: list[str] = []
+    got = _draws(styler_memo.memoised(_counting(calls)), styler, ("123", "456", "123"))
+    assert calls == ["123", "456"]
+    assert got[0] == got[2] == _stock(styler_memo.copy_of(styler), "123") != got[1]
+
+
+def test_warm_marshals_ahead_through_the_installed_wrapper(monkeypatch: Any) -> None:
+    calls: list[str] = []
+    monkeypatch.setattr(arrow, "marshall_styler", styler_memo.memoised(_counting(calls)))
+    styler = _prepared_styler()
+    styler_memo.warm(styler)
+    styler_memo.warm(styler)  # marshalled already
+    got = _draws(arrow.marshall_styler, styler, ("789",))
+    assert calls == [""]
+    assert got == [_stock(styler_memo.copy_of(styler), "789")]
 
 
 def test_an_unmarked_styler_is_marshalled_every_time() -> None:
