@@ -116,7 +116,15 @@ METRIC_LIST_CSS = ("<style>body:has(:is("
 
 
 def run() -> None:
-    """Draw the app frame and the selected page."""
+    """Draw the app frame and the selected page; the prefetch of :mod:`app.ui.prefetch` waits
+    while a run is in progress."""
+    from app.ui import prefetch
+
+    with prefetch.script_run():
+        _run()
+
+
+def _run() -> None:
     from app.ui import prewarm
 
     prewarm.wait_for_imports()  # the ones kernel-dashboard began with the server, if any

@@ -542,7 +542,12 @@ def click_breakdown_text(run: str, page: str) -> str:
 CLICK_CPU_RUNS = {"click-cpu-1205-s13-ticks": False, "click-cpu-1205-s13-hog": True,
                   "click-cpu-1206-s17-listing": True, "click-cpu-1206-s17-bare4": True,
                   "click-cpu-1206-s20-sweep": True, "click-cpu-1206-s20-pages": True,
-                  "click-cpu-1207-s21-bare4": True, "click-cpu-1207-s21-table": True}
+                  "click-cpu-1207-s21-bare4": True, "click-cpu-1207-s21-table": True,
+                  "click-cpu-1207-s26-styler": True, "click-cpu-1207-s26-prefetch": True}
+
+#: :mod:`click_cpu` runs of a change to the server's work after the chart (the whole script
+#: run's CPU, ``server_cpu_ms``, is their figure: :func:`click_cpu_server_text`).
+CLICK_CPU_SERVER_RUNS = ("click-cpu-1207-s26-styler", "click-cpu-1207-s26-prefetch")
 
 
 def click_cpu_text(run: str, server: bool = True) -> str:
@@ -621,6 +626,27 @@ def click_cpu_page_text(run: str, page: str) -> str:
             f"{_click_ratio(clicks, tags, 'browser_cpu_ms', page)}, server to the chart "
             f"{_click_ratio(clicks, tags, 'server_chart_cpu_ms', page)}, click to the chart "
             f"drawn (wall) {_click_ratio(clicks, tags, 'drawn_ms', page)}")
+
+
+def click_cpu_server_text(run: str) -> str:
+    """``the server's whole script run of a click, this / base, medians of 5 rounds: stability
+    65 / 164, ... ms; pair by pair: 0.46 (CI95 ...)`` for one :mod:`click_cpu` run of two trees:
+    the script thread's CPU of the page's run, to its end (``server_cpu_ms``), which runs beside
+    the browser's drawing of the chart on the 2-core machine."""
+    raw = json.loads((HERE / "cpu" / f"{run}.json").read_text())
+    clicks = raw["clicks"]
+    tags = list(dict.fromkeys(c["tag"] for c in clicks))
+    pages = list(dict.fromkeys(c["page"] for c in clicks))
+
+    def med(tag: str, page: str) -> str:
+        values = [c["server_cpu_ms"] for c in clicks if (c["tag"], c["page"]) == (tag, page)]
+        return f"{statistics.median(values):.0f}"
+
+    per_page = ", ".join(f"{page} " + " / ".join(med(tag, page) for tag in tags)
+                         for page in pages)
+    return (f"the server's whole script run of a click, {' / '.join(tags)}, medians of "
+            f"{raw['rounds']} rounds: {per_page} ms; pair by pair: "
+            f"{_click_ratio(clicks, tags, 'server_cpu_ms')}")
 
 
 def _rounds_load(raw: dict[str, Any]) -> str:
@@ -1057,6 +1083,7 @@ def claims() -> list[tuple[str, str]]:
         out.append(("docs/performance.md", click_cpu_text(run, server)))
     out += [("docs/performance.md", click_cpu_page_text(run, page))
             for run, pages in CLICK_CPU_PAGE_RUNS.items() for page in pages]
+    out += [("docs/performance.md", click_cpu_server_text(run)) for run in CLICK_CPU_SERVER_RUNS]
     out += [("docs/performance.md", row) for row in cpu_stage_rows()]
     out += [("docs/performance.md", row) for row in device_stage_rows()]
     out.append(("docs/performance.md", warm_repeat_text()))

@@ -15,10 +15,11 @@ first prefetch of a server then freezes what the server holds (:mod:`app.ui.gc_f
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import importlib
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING
 
 import streamlit as st
@@ -36,6 +37,16 @@ if TYPE_CHECKING:
 #: ``big_sweep_page.py`` against the same tree without it) than computing on the visit.
 MAX_CONFIGS = 100
 _enabled = threading.Event()
+
+#: Script runs in progress in this server (:func:`script_run`), and its condition: the prefetch
+#: computes its next part only when there is none, so that a page load that starts meanwhile
+#: (another tab, page_speed's warm load right after its cold one) does not share the GIL with
+#: it for the 0.4-0.8 s of CPU a 40-config job's prefetch takes on the 2-core machine.
+_runs = 0
+_quiet = threading.Condition()
+#: The longest the prefetch waits for a moment with no script run before a part (seconds): a
+#: server whose sessions keep running (a job panel polling) still gets its next clicks' frames.
+QUIET_WAIT_S = 5.0
 
 #: What each page that :func:`charts` serves computes through :mod:`app.ui.cached` on its first
 #: visit with its controls at their defaults (module, function): before its chart, then the
@@ -63,6 +74,26 @@ BELOW_CHART = {
         "kernel_counts_frame", "unattributed_frame", "combine_rules_frame", "launches_frame")),
     "one_kernel": (("app.core.views.run_audit", "pair_failed_text"),),
 }
+
+
+@contextlib.contextmanager
+def script_run() -> Iterator[None]:
+    """Count a script run as in progress while in the block (``app/streamlit_app.run``)."""
+    global _runs
+    with _quiet:
+        _runs += 1
+    try:
+        yield
+    finally:
+        with _quiet:
+            _runs -= 1
+            _quiet.notify_all()
+
+
+def _wait_for_quiet(limit_s: float = QUIET_WAIT_S) -> bool:
+    """Wait until no script run is in progress, at most ``limit_s`` seconds; True if none is."""
+    with _quiet:
+        return _quiet.wait_for(lambda: _runs == 0, timeout=limit_s)
 
 
 def enable() -> None:
@@ -118,10 +149,13 @@ def charts(bundle: Bundle) -> None:
     and One kernel compute before their chart when they open on ``bundle`` (their controls at
     their defaults), then the frames of no options they show below it (:func:`_below`: the
     browser draws the chart while the page computes them), then the tables of
-    :func:`table_frames`, prepared as their first draw would (:func:`app.ui.panels.prepare_ahead`).
+    :func:`table_frames`, prepared as their first draw would (:func:`app.ui.panels.prepare_ahead`);
+    each part once no script run is in progress (:func:`script_run`), up to
+    :data:`QUIET_WAIT_S` of waiting.
     A page that cannot draw one (e.g. ``MissingData``) is skipped: its visit shows its own
     message."""
     for part in (_stability, _kernels, _one_kernel, *_below(), _tables):
+        _wait_for_quiet()  # a page load first
         try:
             part(bundle)
         except Exception:  # the page's own visit raises it again and shows it
