@@ -410,7 +410,8 @@ def cpu_stage_rows(stage_runs: dict[str, tuple[str, ...]] = CPU_STAGE_RUNS,
 #: Page benchmark runs (``benchmarks/page_speed.py --json``, 2-core machine) the docs quote.
 PAGE_RUNS = ("page-speed-1205-speed", "page-speed-1205-speed2", "page-speed-1205-s10-quiet",
              "page-speed-1206-s20-quiet", "page-speed-1207-s21-quiet",
-             "page-speed-1207-s23-quiet", "page-speed-1207-s25-quiet")
+             "page-speed-1207-s23-quiet", "page-speed-1207-s25-quiet",
+             "page-speed-1207-s26-quiet")
 
 
 #: Page benchmark runs beside a baseline checkout (``page_speed.py --baseline``) the docs quote.
@@ -451,6 +452,10 @@ def pages_paired_text(run: str) -> str:
             f"load average {raw['load_average'][0]:.1f} on {raw['cpus']} CPUs)")
 
 
+#: Page benchmark runs (no baseline) whose clicks the docs give page by page.
+CLICKS_BY_PAGE_RUNS = ("page-speed-1207-s25-quiet", "page-speed-1207-s26-quiet")
+
+
 #: Page benchmark runs that time a bare two-page Streamlit app's click beside the dashboard's.
 BARE_CLICK_RUNS = ("page-speed-1206-s17-bareclick-1round", "page-speed-1206-s17",
                    "page-speed-1206-s20-quiet")
@@ -477,7 +482,7 @@ def bare_click_text(run: str) -> str:
 #: Page benchmark runs whose clicks fail per round, not per run, with the paired ratios against
 #: the bare page and app (``vs_bare``; page_speed.py since session 21).
 VS_BARE_RUNS = ("page-speed-1207-s21-fixed-2rounds", "page-speed-1207-s23-quiet",
-                "page-speed-1207-s25-quiet")
+                "page-speed-1207-s25-quiet", "page-speed-1207-s26-quiet")
 
 
 def vs_bare_text(run: str) -> str:
@@ -612,7 +617,8 @@ def _click_ratio(clicks: list[dict[str, Any]], tags: list[str], field: str,
 
 #: :mod:`click_cpu` runs of a change to some pages -> those pages (each one's clicks' ratios)
 CLICK_CPU_PAGE_RUNS = {"click-cpu-1206-s20-sweep": ("sweep",),
-                       "click-cpu-1206-s20-pages": ("stability", "kernels", "one-kernel", "sweep")}
+                       "click-cpu-1206-s20-pages": ("stability", "kernels", "one-kernel", "sweep"),
+                       "click-cpu-1207-s26-prefetch": ("kernels",)}
 
 
 def click_cpu_page_text(run: str, page: str) -> str:
@@ -1071,6 +1077,7 @@ def claims() -> list[tuple[str, str]]:
     for run in PAGE_PAIRED_RUNS:
         out.append(("docs/performance.md", pages_paired_text(run)))
     out.append(("docs/performance.md", clicks_by_page_text("page-speed-1205-s10-quiet")))
+    out += [("docs/performance.md", clicks_by_page_text(run)) for run in CLICKS_BY_PAGE_RUNS]
     out += [("docs/performance.md", bare_click_text(run)) for run in BARE_CLICK_RUNS]
     out += [("docs/performance.md", vs_bare_text(run)) for run in VS_BARE_RUNS]
     for run in PAGE_PAIRED_RUNS:
