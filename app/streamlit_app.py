@@ -18,9 +18,10 @@ if __package__ in (None, ""):  # run as a script: make the repository root impor
 
 import streamlit as st  # noqa: E402
 
-from app.streamlit_patches import server_guard  # noqa: E402
+from app.streamlit_patches import server_guard, styler_memo  # noqa: E402
 
 server_guard.install()  # a plain `streamlit run`: from the first script run on (cli.py: before)
+styler_memo.install()  # a prepared table's Styler marshalled once per place (issue 40)
 
 ICON = Path(__file__).resolve().parent / "assets" / "icon.png"  # local: no font service
 #: Streamlit pads the page 6rem from the top for its header, whose only content here is the
@@ -116,7 +117,15 @@ METRIC_LIST_CSS = ("<style>body:has(:is("
 
 
 def run() -> None:
-    """Draw the app frame and the selected page."""
+    """Draw the app frame and the selected page; the prefetch of :mod:`app.ui.prefetch` waits
+    while a run is in progress."""
+    from app.ui import prefetch
+
+    with prefetch.script_run():
+        _run()
+
+
+def _run() -> None:
     from app.ui import prewarm
 
     prewarm.wait_for_imports()  # the ones kernel-dashboard began with the server, if any

@@ -432,7 +432,8 @@ def cpu_stage_rows(stage_runs: dict[str, tuple[str, ...]] = CPU_STAGE_RUNS,
 #: Page benchmark runs (``benchmarks/page_speed.py --json``, 2-core machine) the docs quote.
 PAGE_RUNS = ("page-speed-1205-speed", "page-speed-1205-speed2", "page-speed-1205-s10-quiet",
              "page-speed-1206-s20-quiet", "page-speed-1207-s21-quiet",
-             "page-speed-1207-s23-quiet", "page-speed-1207-s25-quiet")
+             "page-speed-1207-s23-quiet", "page-speed-1207-s25-quiet",
+             "page-speed-1207-s26-quiet")
 
 
 #: Page benchmark runs beside a baseline checkout (``page_speed.py --baseline``) the docs quote.
@@ -473,6 +474,10 @@ def pages_paired_text(run: str) -> str:
             f"load average {raw['load_average'][0]:.1f} on {raw['cpus']} CPUs)")
 
 
+#: Page benchmark runs (no baseline) whose clicks the docs give page by page.
+CLICKS_BY_PAGE_RUNS = ("page-speed-1207-s25-quiet", "page-speed-1207-s26-quiet")
+
+
 #: Page benchmark runs that time a bare two-page Streamlit app's click beside the dashboard's.
 BARE_CLICK_RUNS = ("page-speed-1206-s17-bareclick-1round", "page-speed-1206-s17",
                    "page-speed-1206-s20-quiet")
@@ -499,7 +504,7 @@ def bare_click_text(run: str) -> str:
 #: Page benchmark runs whose clicks fail per round, not per run, with the paired ratios against
 #: the bare page and app (``vs_bare``; page_speed.py since session 21).
 VS_BARE_RUNS = ("page-speed-1207-s21-fixed-2rounds", "page-speed-1207-s23-quiet",
-                "page-speed-1207-s25-quiet")
+                "page-speed-1207-s25-quiet", "page-speed-1207-s26-quiet")
 
 
 def vs_bare_text(run: str) -> str:
@@ -564,7 +569,12 @@ def click_breakdown_text(run: str, page: str) -> str:
 CLICK_CPU_RUNS = {"click-cpu-1205-s13-ticks": False, "click-cpu-1205-s13-hog": True,
                   "click-cpu-1206-s17-listing": True, "click-cpu-1206-s17-bare4": True,
                   "click-cpu-1206-s20-sweep": True, "click-cpu-1206-s20-pages": True,
-                  "click-cpu-1207-s21-bare4": True, "click-cpu-1207-s21-table": True}
+                  "click-cpu-1207-s21-bare4": True, "click-cpu-1207-s21-table": True,
+                  "click-cpu-1207-s26-styler": True, "click-cpu-1207-s26-prefetch": True}
+
+#: :mod:`click_cpu` runs of a change to the server's work after the chart (the whole script
+#: run's CPU, ``server_cpu_ms``, is their figure: :func:`click_cpu_server_text`).
+CLICK_CPU_SERVER_RUNS = ("click-cpu-1207-s26-styler", "click-cpu-1207-s26-prefetch")
 
 
 def click_cpu_text(run: str, server: bool = True) -> str:
@@ -629,7 +639,8 @@ def _click_ratio(clicks: list[dict[str, Any]], tags: list[str], field: str,
 
 #: :mod:`click_cpu` runs of a change to some pages -> those pages (each one's clicks' ratios)
 CLICK_CPU_PAGE_RUNS = {"click-cpu-1206-s20-sweep": ("sweep",),
-                       "click-cpu-1206-s20-pages": ("stability", "kernels", "one-kernel", "sweep")}
+                       "click-cpu-1206-s20-pages": ("stability", "kernels", "one-kernel", "sweep"),
+                       "click-cpu-1207-s26-prefetch": ("kernels",)}
 
 
 def click_cpu_page_text(run: str, page: str) -> str:
@@ -643,6 +654,27 @@ def click_cpu_page_text(run: str, page: str) -> str:
             f"{_click_ratio(clicks, tags, 'browser_cpu_ms', page)}, server to the chart "
             f"{_click_ratio(clicks, tags, 'server_chart_cpu_ms', page)}, click to the chart "
             f"drawn (wall) {_click_ratio(clicks, tags, 'drawn_ms', page)}")
+
+
+def click_cpu_server_text(run: str) -> str:
+    """``the server's whole script run of a click, this / base, medians of 5 rounds: stability
+    65 / 164, ... ms; pair by pair: 0.46 (CI95 ...)`` for one :mod:`click_cpu` run of two trees:
+    the script thread's CPU of the page's run, to its end (``server_cpu_ms``), which runs beside
+    the browser's drawing of the chart on the 2-core machine."""
+    raw = json.loads((HERE / "cpu" / f"{run}.json").read_text())
+    clicks = raw["clicks"]
+    tags = list(dict.fromkeys(c["tag"] for c in clicks))
+    pages = list(dict.fromkeys(c["page"] for c in clicks))
+
+    def med(tag: str, page: str) -> str:
+        values = [c["server_cpu_ms"] for c in clicks if (c["tag"], c["page"]) == (tag, page)]
+        return f"{statistics.median(values):.0f}"
+
+    per_page = ", ".join(f"{page} " + " / ".join(med(tag, page) for tag in tags)
+                         for page in pages)
+    return (f"the server's whole script run of a click, {' / '.join(tags)}, medians of "
+            f"{raw['rounds']} rounds: {per_page} ms; pair by pair: "
+            f"{_click_ratio(clicks, tags, 'server_cpu_ms')}")
 
 
 def _rounds_load(raw: dict[str, Any]) -> str:
@@ -1068,6 +1100,7 @@ def claims() -> list[tuple[str, str]]:
     for run in PAGE_PAIRED_RUNS:
         out.append(("docs/performance.md", pages_paired_text(run)))
     out.append(("docs/performance.md", clicks_by_page_text("page-speed-1205-s10-quiet")))
+    out += [("docs/performance.md", clicks_by_page_text(run)) for run in CLICKS_BY_PAGE_RUNS]
     out += [("docs/performance.md", bare_click_text(run)) for run in BARE_CLICK_RUNS]
     out += [("docs/performance.md", vs_bare_text(run)) for run in VS_BARE_RUNS]
     for run in PAGE_PAIRED_RUNS:
@@ -1080,6 +1113,7 @@ def claims() -> list[tuple[str, str]]:
         out.append(("docs/performance.md", click_cpu_text(run, server)))
     out += [("docs/performance.md", click_cpu_page_text(run, page))
             for run, pages in CLICK_CPU_PAGE_RUNS.items() for page in pages]
+    out += [("docs/performance.md", click_cpu_server_text(run)) for run in CLICK_CPU_SERVER_RUNS]
     out += [("docs/performance.md", row) for row in cpu_stage_rows()]
     out += [("docs/performance.md", row) for row in device_stage_rows()]
     out.append(("docs/performance.md", warm_repeat_text()))

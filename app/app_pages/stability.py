@@ -10,7 +10,8 @@ from app.core.figures import common as figures_common
 from app.core.figures.stability import build_runs_figure, build_stability_figure
 from app.core.metrics import MissingData, available_metrics
 from app.core.views.stability import (OWN_COLUMNS, RUN_COLUMNS, StabilityOptions, how_to_read,
-                                      metric_choices, short_kernels_text, stability_frame,
+                                      metric_choices, runs_label, short_kernels_text,
+                                      stability_frame,
                                       stability_runs_frame, stable_text)
 from app.ui import analysis, cached, deep_dive_action, notes, run_audit, state
 from app.ui import time_unit as time_unit_control
@@ -100,9 +101,8 @@ if runs.empty:
     st.info("This job has no per-run table (plain nsight-python output keeps only the "
             "aggregated values).")
 else:
-    label = ("Duration" if derived.is_time(metric) and metric not in metric_roles.roles(
-        bundle.manifest) else metric_roles.words(bundle.manifest, metric))
-    fig = cached.figure(build_runs_figure, runs, label, bundle.host_timer)
+    fig = cached.figure(build_runs_figure, runs, runs_label(bundle.manifest, metric),
+                        bundle.host_timer)
     analysis.figure_panel(fig, runs, key=state.key(PAGE, "runs"),
                           filename=f"{bundle.job_id}-stability-runs.csv",
                           note=figures_common.open_end_note(fig) or None,  # unbounded CI95s

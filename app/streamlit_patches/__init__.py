@@ -23,6 +23,9 @@ no module outside this package (but the launcher, ``app/cli.py``) reaches into
   relative script URLs answered with HTML) redirected to that path as one segment, where the
   app's banner names it (``starlette_app.create_streamlit_middleware`` wrapped).
   ``kernel-dashboard`` only.
+- :mod:`.styler_memo` (issue 40): a table's pandas Styler that ``app.ui.panels`` prepared is
+  marshalled once per place, later draws copy that proto part (``arrow.marshall_styler``
+  wrapped; every other Styler as before). Installed by ``app/streamlit_app.py``.
 - :mod:`.cli_guard`: the listen address and the XSRF / CORS protections hold whichever way a
   Streamlit option arrives (flag, ``STREAMLIT_*`` variable, ``config.toml``); it patches
   nothing but reads Streamlit's option names and config files, so it lives here.

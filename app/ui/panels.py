@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import copy
 import dataclasses
 import functools
 import hashlib
@@ -29,6 +28,7 @@ from profiling_worker.bundle.loader import Bundle
 from app.core.share.job import (contention_figures, contention_title,
                                 host_timer_note, job_colors as colors_of)
 from app.core.figures import theme
+from app.streamlit_patches import styler_memo
 from app.ui import cached, job_status, state
 from app.core.environment import gpu_name
 from app.core.provenance import is_imported
@@ -104,16 +104,35 @@ def chart_with_table(fig: go.Figure, frame: pd.DataFrame, key: str, filename: st
         st.caption(f"The table shows {len(shown):,} of the {len(frame):,} rows"
                    + (f": {which}" if which else "") + f"; the CSV below has all "
                    f"{len(frame):,}.")
-    rows = frame if shown is None else shown
-    if lead is not None:
-        ordered, constant = table_text.page_columns_first(frame, lead, parameters)
-        rows = rows[list(ordered.columns)]
-        if (said := table_text.constant_caption(constant)) is not None:
-            st.caption(said)
+    rows, constant = table_rows(frame, shown, lead, parameters)
+    if (said := table_text.constant_caption(constant)) is not None:
+        st.caption(said)
     table(rows, key=state.key(key, "table"))
     download_csv(frame, key=state.key(key, "csv"), filename=filename,
                  label="Download CSV" if shown is None or len(shown) == len(frame)
                  else f"Download CSV (all {len(frame):,} rows)")
+
+
+def table_rows(frame: pd.DataFrame, shown: pd.DataFrame | None = None,
+               lead: Sequence[str] | None = None, parameters: Sequence[str] = ()
+               ) -> tuple[pd.DataFrame, dict[str, object]]:
+    """The frame :func:`chart_with_table` draws as its table (``shown``, else ``frame``; with
+    ``lead``, the page's columns first and the columns of one value on every row left out:
+    :func:`app.core.table_text.page_columns_first`) and those left out (name -> value)."""
+    rows = frame if shown is None else shown
+    if lead is None:
+        return rows, {}
+    ordered, constant = table_text.page_columns_first(frame, lead, parameters)
+    return rows[list(ordered.columns)], constant
+
+
+def prepare_ahead(frame: pd.DataFrame) -> None:
+    """What :func:`table` prepares of ``frame`` on its first draw, done now (the prefetch of
+    :mod:`app.ui.prefetch`, off the script run): kept by its digest, its Styler marshalled
+    (:func:`app.streamlit_patches.styler_memo.warm`), so the draw finds both."""
+    ready = _prepared(frame_digest(frame), frame)
+    if isinstance(ready.data, Styler):
+        styler_memo.warm(ready.data)
 
 
 #: What a table shows in a missing cell (the CSV download leaves it empty).
@@ -247,7 +266,7 @@ def table(frame: pd.DataFrame | list[dict[str, Any]], key: str, where: Any = Non
     kwargs.setdefault("placeholder", MISSING)
     # a Styler of its own per draw: Streamlit's conversion sets attributes on it (its uuid, its
     # computed styles), and the cached one is shared by every session's thread
-    data = copy.copy(ready.data) if isinstance(ready.data, Styler) else ready.data
+    data = styler_memo.copy_of(ready.data) if isinstance(ready.data, Styler) else ready.data
     (where or st).dataframe(data, key=key, hide_index=True, width="stretch",
                             column_config=config, **kwargs)
 
@@ -315,7 +334,7 @@ def prepare(frame: pd.DataFrame) -> Prepared:
     data: Any = frame
     notes: list[str] = []
     if shown.cells and frame.size <= STYLED_CELLS:  # no format: the Styler's text shows
-        data = styled(frame, shown.cells)
+        data = styler_memo.mark(styled(frame, shown.cells))  # kept as is: marshalled once
         config.update({name: st.column_config.NumberColumn(
             width=_width(str(name), int(text.str.len().max() or 0)))
             for name, text in shown.text(frame).items()})

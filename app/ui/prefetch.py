@@ -15,15 +15,18 @@ first prefetch of a server then freezes what the server holds (:mod:`app.ui.gc_f
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import importlib
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING
 
 import streamlit as st
 
 if TYPE_CHECKING:
+    import pandas as pd
+
     from app.services.result_store import BundleInfo
     from profiling_worker.bundle.loader import Bundle
 
@@ -35,6 +38,16 @@ if TYPE_CHECKING:
 MAX_CONFIGS = 100
 _enabled = threading.Event()
 
+#: Script runs in progress in this server (:func:`script_run`), and its condition: the prefetch
+#: computes its next part only when there is none, so that a page load that starts meanwhile
+#: (another tab, page_speed's warm load right after its cold one) does not share the GIL with
+#: it for the 0.4-0.8 s of CPU a 40-config job's prefetch takes on the 2-core machine.
+_runs = 0
+_quiet = threading.Condition()
+#: The longest the prefetch waits for a moment with no script run before a part (seconds): a
+#: server whose sessions keep running (a job panel polling) still gets its next clicks' frames.
+QUIET_WAIT_S = 5.0
+
 #: What each page that :func:`charts` serves computes through :mod:`app.ui.cached` on its first
 #: visit with its controls at their defaults (module, function): before its chart, then the
 #: frames of no options below it (not the run audit's per-run evidence, ``flagged_frame``,
@@ -45,17 +58,42 @@ BEFORE_CHART = {
     "stability": (("app.core.views.stability", "stability_frame"),
                   ("app.core.figures.stability", "build_stability_figure")),
     "kernels": (("app.core.views.kernels", "kernel_time_frame"),
-                ("app.core.figures.kernels", "build_kernels_figure")),
+                ("app.core.figures.kernels", "build_kernels_figure"),
+                ("app.core.views.run_audit", "chart_audit_notes")),  # the note under the chart
     "one_kernel": (("app.core.views.one_kernel", "one_kernel_frame"),
                    ("app.core.views.one_kernel", "one_kernel_launches_frame"),
                    ("app.core.figures.one_kernel", "build_one_kernel_figure")),
 }
 BELOW_CHART = {
-    "stability": (("app.core.views.run_audit", "badge_frame"),),
+    "stability": (("app.core.views.run_audit", "badge_frame"),
+                  ("app.core.views.run_audit", "slow_configs_text"),
+                  # the per-run chart at the first config (_stability_runs)
+                  ("app.core.views.stability", "stability_runs_frame"),
+                  ("app.core.figures.stability", "build_runs_figure")),
     "kernels": tuple(("app.core.views.kernels", name) for name in (
         "kernel_counts_frame", "unattributed_frame", "combine_rules_frame", "launches_frame")),
-    "one_kernel": (),
+    "one_kernel": (("app.core.views.run_audit", "pair_failed_text"),),
 }
+
+
+@contextlib.contextmanager
+def script_run() -> Iterator[None]:
+    """Count a script run as in progress while in the block (``app/streamlit_app.run``)."""
+    global _runs
+    with _quiet:
+        _runs += 1
+    try:
+        yield
+    finally:
+        with _quiet:
+            _runs -= 1
+            _quiet.notify_all()
+
+
+def _wait_for_quiet(limit_s: float = QUIET_WAIT_S) -> bool:
+    """Wait until no script run is in progress, at most ``limit_s`` seconds; True if none is."""
+    with _quiet:
+        return _quiet.wait_for(lambda: _runs == 0, timeout=limit_s)
 
 
 def enable() -> None:
@@ -110,9 +148,14 @@ def charts(bundle: Bundle) -> None:
     """Compute, through :mod:`app.ui.cached`, the frames and figures that Stability, Kernels
     and One kernel compute before their chart when they open on ``bundle`` (their controls at
     their defaults), then the frames of no options they show below it (:func:`_below`: the
-    browser draws the chart while the page computes them). A page that cannot draw one (e.g.
-    ``MissingData``) is skipped: its visit shows its own message."""
-    for part in (_stability, _kernels, _one_kernel, *_below()):
+    browser draws the chart while the page computes them), then the tables of
+    :func:`table_frames`, prepared as their first draw would (:func:`app.ui.panels.prepare_ahead`);
+    each part once no script run is in progress (:func:`script_run`), up to
+    :data:`QUIET_WAIT_S` of waiting.
+    A page that cannot draw one (e.g. ``MissingData``) is skipped: its visit shows its own
+    message."""
+    for part in (_stability, _kernels, _one_kernel, *_below(), _tables):
+        _wait_for_quiet()  # a page load first
         try:
             part(bundle)
         except Exception:  # the page's own visit raises it again and shows it
@@ -121,10 +164,65 @@ def charts(bundle: Bundle) -> None:
 
 def _below() -> list[Callable[[Bundle], object]]:
     """Each frame of :data:`BELOW_CHART`, page by page, as a call through the cache."""
+    return [functools.partial(_view_below, getattr(importlib.import_module(module), name))
+            for views in BELOW_CHART.values() for module, name in views
+            if name not in _STABILITY_RUNS] + [_stability_runs]
+
+
+#: What :func:`_stability_runs` computes of :data:`BELOW_CHART` (not views of the bundle alone).
+_STABILITY_RUNS = ("stability_runs_frame", "build_runs_figure")
+
+
+def _stability_runs(bundle: Bundle) -> None:
+    """Stability's per-run chart at the config its picker opens on (the first of the chart's
+    table), as the page computes it."""
+    import dataclasses
+
+    from app.core.figures.stability import build_runs_figure
+    from app.core.views.stability import (opening_options, runs_label, stability_frame,
+                                          stability_runs_frame)
+    from app.ui import cached
+    from profiling_worker.bundle.schema import columns as C
+
+    options = opening_options(bundle)  # the page's metric: the first of its choices
+    summary = cached.view(stability_frame, bundle, options)
+    if summary.empty:
+        return
+    runs = cached.view(stability_runs_frame, bundle,
+                       dataclasses.replace(options, config=next(iter(summary[C.CONFIG]))))
+    if not runs.empty:
+        cached.figure(build_runs_figure, runs, runs_label(bundle.manifest, str(options.metric)),
+                      bundle.host_timer)
+
+
+def _view_below(view: Callable[..., object], bundle: Bundle) -> object:
+    """``view`` of ``bundle`` through the cache, with the arguments its page passes at its
+    controls' defaults (:data:`_BELOW_ARGS`; none for most)."""
     from app.ui import cached
 
-    return [functools.partial(cached.view, getattr(importlib.import_module(module), name))
-            for views in BELOW_CHART.values() for module, name in views]
+    args = _BELOW_ARGS[view.__name__](bundle) if view.__name__ in _BELOW_ARGS else ()
+    return cached.view(view, bundle, *args)
+
+
+def _one_kernel_pair(bundle: Bundle) -> tuple[str, object]:
+    """One kernel's (annotation, config) at its defaults, for ``pair_failed_text``, which the
+    page reads only where the chart reads the run audit.
+
+    Raises:
+        LookupError: the page does not read it for this job.
+        MissingData: the job has no aggregated rows."""
+    from app.core.views.one_kernel import opening_options
+    from app.core.views.run_audit import PAGE_EVIDENCE, audit_not_read_note
+
+    if audit_not_read_note(bundle, PAGE_EVIDENCE) is not None:
+        raise LookupError("the run audit is not read for this job")
+    options = opening_options(bundle)
+    return str(options.annotation), options.config
+
+
+#: The arguments after the bundle of a :data:`BELOW_CHART` view that takes some.
+_BELOW_ARGS: dict[str, Callable[[Bundle], tuple[object, ...]]] = {
+    "pair_failed_text": _one_kernel_pair}
 
 
 def _stability(bundle: Bundle) -> None:
@@ -139,9 +237,10 @@ def _stability(bundle: Bundle) -> None:
 def _kernels(bundle: Bundle) -> None:
     from app.core.figures.kernels import build_kernels_figure
     from app.core.views.kernels import kernel_time_frame
-    from app.ui import cached
+    from app.ui import cached, run_audit
 
     times = cached.view(kernel_time_frame, bundle)
+    run_audit.chart_note(bundle, times)  # an argument of the chart's panel: before its message
     cached.figure(build_kernels_figure, times, bundle.host_timer, share=True)  # Bars: share
 
 
@@ -155,3 +254,71 @@ def _one_kernel(bundle: Bundle) -> None:
     summary = one_kernel_summary(bundle, cached.view(one_kernel_frame, bundle, options))
     cached.figure(build_one_kernel_figure, cached.view(one_kernel_launches_frame, bundle, options),
                   chart_title(str(options.annotation), summary.config_label), bundle.host_timer)
+
+
+
+def table_frames(bundle: Bundle) -> list[pd.DataFrame]:
+    """The frames that Stability, Kernels and One kernel draw as tables when they open on
+    ``bundle`` (controls at their defaults), built as the pages build them; a page that cannot
+    draw them (``MissingData``) is left out. Their first preparation was 100-240 ms of CPU a
+    page on the 2-core machine (AppTest, the matmul sweep, One kernel's table of every value
+    the most; 2026-12-07, issue 40), paid on the page's first visit while the browser drew its
+    chart. Not the tables of a control's other value (Stability's per-run table is per
+    config), nor those a job may lack. tests/apptest/test_page_prefetch.py checks that each is
+    a table a visit draws."""
+    frames: list[pd.DataFrame] = []
+    for page in (_stability_tables, _kernels_tables, _one_kernel_tables):
+        try:
+            frames += page(bundle)
+        except Exception:  # the page's own visit raises it again and shows it
+            continue
+    return frames
+
+
+def _stability_tables(bundle: Bundle) -> list[pd.DataFrame]:
+    import dataclasses
+
+    from app.core.metric_roles import with_words
+    from profiling_worker.bundle.schema import columns as C
+    from app.core.views import stability
+    from app.ui import cached, panels
+
+    options = stability.opening_options(bundle)
+    summary = cached.view(stability.stability_frame, bundle, options)
+    frames = [panels.table_rows(with_words(summary, bundle.manifest), lead=stability.OWN_COLUMNS,
+                                parameters=bundle.parameters)[0]]
+    runs = cached.view(stability.stability_runs_frame, bundle,
+                       dataclasses.replace(options, config=next(iter(summary[C.CONFIG]))))
+    if not runs.empty:  # the per-run chart's table, at the first config
+        frames.append(panels.table_rows(runs, lead=stability.RUN_COLUMNS,
+                                        parameters=bundle.parameters)[0])
+    return frames
+
+
+def _kernels_tables(bundle: Bundle) -> list[pd.DataFrame]:
+    from app.core.views import kernels
+    from app.core.views.chart_units import kernels_table
+    from app.ui import cached
+
+    return [kernels_table(cached.view(kernels.kernel_time_frame, bundle)),
+            *(cached.view(view, bundle) for view in (kernels.kernel_counts_frame,
+                                                     kernels.combine_rules_frame,
+                                                     kernels.launches_frame))]
+
+
+def _one_kernel_tables(bundle: Bundle) -> list[pd.DataFrame]:
+    from app.core.metric_roles import with_words
+    from app.core.views import one_kernel
+    from app.ui import cached
+
+    options = one_kernel.opening_options(bundle)
+    launches = cached.view(one_kernel.one_kernel_launches_frame, bundle, options)
+    every = with_words(cached.view(one_kernel.one_kernel_frame, bundle, options), bundle.manifest)
+    return [*([launches] if not launches.empty else []), every]
+
+
+def _tables(bundle: Bundle) -> None:
+    from app.ui import panels
+
+    for frame in table_frames(bundle):
+        panels.prepare_ahead(frame)

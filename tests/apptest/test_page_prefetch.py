@@ -13,7 +13,7 @@ import streamlit as st
 
 from apptest_helpers import count_cache_misses, plotly_specs
 from app.services import result_store
-from app.ui import cached, prefetch
+from app.ui import cached, panels, prefetch
 from tests.scenarios import SCENARIOS
 
 JOB = "h200-ncu-matmul-sweep"  # recorded on the H200; page_speed's clicks show it
@@ -32,8 +32,11 @@ def computed(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 
 
 def _charts(app, calls: list[str]) -> dict[str, dict]:  # type: ignore[no-untyped-def]
-    """Each page's first chart (figure JSON) on JOB, visited from the Size sweep."""
+    """Each page's first chart (figure JSON) on JOB, visited from the Size sweep; ``calls``
+    emptied after the Size sweep's run (its chart note is ``chart_audit_notes`` of its own
+    points, which no click computes)."""
     at = app(query={"job": JOB})
+    calls.clear()
     out = {}
     for page in PAGES:
         at.switch_page(f"app_pages/{page}.py").run()
@@ -130,3 +133,26 @@ def test_a_job_over_the_config_bound_or_without_configs_is_not_prefetched(store,
     finally:
         prefetch._enabled.clear()
     assert ran == []  # no thread was started for either
+
+
+def test_every_table_the_prefetch_prepares_is_one_a_visit_draws(store, monkeypatch,
+                                                                 app) -> None:
+    """prefetch.table_frames builds the pages' tables as the pages do: a page that changed one
+    (another column, another order) would leave the prefetch preparing a table nobody draws."""
+    monkeypatch.setenv("KPROF_BUNDLED_DIR", str(SCENARIOS))
+    bundle = cached.bundle_for(JOB)
+    assert bundle is not None
+    ahead = {panels.frame_digest(frame): len(frame.columns)
+             for frame in prefetch.table_frames(bundle)}
+    drawn: list[str] = []
+    digest = panels.frame_digest
+
+    def recorded(frame):  # type: ignore[no-untyped-def]
+        drawn.append(digest(frame))
+        return drawn[-1]
+
+    monkeypatch.setattr(panels, "frame_digest", recorded)
+    _charts(app, [])
+    assert len(ahead) == 8  # Stability 2 (its chart's, the per-run chart's), Kernels 4, One
+    # kernel 2 (its launches, every value)
+    assert set(ahead) <= set(drawn), sorted(set(ahead) - set(drawn))

@@ -19,6 +19,8 @@ PATCHED = [
     ("streamlit.web.server.starlette.starlette_gzip_middleware", "_should_bypass_gzip"),
     # app/ui/navigation.quiet_unknown_path: an unknown URL path left out of the run's intent
     ("streamlit.runtime.pages_manager", "PagesManager.set_script_intent"),
+    # app/streamlit_patches/styler_memo: a prepared table's Styler marshalled once per place
+    ("streamlit.elements.arrow", "marshall_styler"),
 ]
 
 

@@ -129,6 +129,14 @@ def opening_options(bundle: Bundle) -> StabilityOptions:
     return StabilityOptions(metric=metric_choices(bundle)[0])
 
 
+def runs_label(manifest: dict[str, Any], metric: str) -> str:
+    """The per-run chart's name for ``metric``'s values: "Duration" for a time metric without
+    a role of its own, else its words (:func:`app.core.metric_roles.words`)."""
+    if derived.is_time(metric) and metric not in metric_roles.roles(manifest):
+        return "Duration"
+    return metric_roles.words(manifest, metric)
+
+
 def _metric(bundle: Bundle, options: StabilityOptions) -> str:
     return options.metric or bundle.duration_metric
 

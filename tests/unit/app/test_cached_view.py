@@ -127,3 +127,23 @@ def test_the_key_fills_defaults_from_one_signature_read_per_function(monkeypatch
         assert cached._with_defaults(with_defaults, ("µs", 3)) == ("µs", 3)
     assert reads == [with_defaults] * 3  # once per count of arguments given
     assert cached._with_defaults(kernel_counts_frame, ()) == ()
+
+
+def _containers(value: object) -> list[object]:
+    """Every dict and list inside ``value``, itself included."""
+    if isinstance(value, dict):
+        return [value, *(c for v in value.values() for c in _containers(v))]
+    if isinstance(value, list):
+        return [value, *(c for v in value for c in _containers(v))]
+    return []
+
+
+def test_a_bundle_copy_has_its_own_manifest_equal_to_the_loaded_one() -> None:
+    bundle = load_bundle(BUNDLED)
+    copied = cached._own_copy(bundle).manifest
+    assert copied == bundle.manifest
+    mine = {id(c) for c in _containers(copied)}
+    assert mine and not mine & {id(c) for c in _containers(bundle.manifest)}
+    odd = {"when": (1, [2]), "list": [{"a": 1.5}]}  # a tuple is not JSON: deep-copied all the same
+    copy_of_odd = cached._plain_copy(odd)
+    assert copy_of_odd == odd and copy_of_odd["when"][1] is not odd["when"][1]
