@@ -6,7 +6,7 @@ slowed pandas-heavy code 3x in ``worker_breakdown.py``).
 Stages (inclusive wall ms per job; nested ones are inside their parents):
 
 - the worker's: ``prepare`` (spec, registry, GPU pin, memory check; of it ``prepare: memory
-  check`` and ``prepare: NVML free memory``), ``collect`` (the backend),
+  check`` and ``prepare: free memory``), ``collect`` (the backend),
   of it ``warm_up_bodies`` (one call per config before profiling) and the nsight-python calls,
   ``write_result_tables``, ``finish_bundle`` (plausibility, manifest, file list);
 - nsight-python's, per call summed over the job's calls: ``nsight-python call`` (decorated
@@ -140,7 +140,7 @@ def install_timers() -> None:
     _timed(runner, "prepare", "prepare")
     if hasattr(runner, "_check_memory"):  # inside prepare: the memory check, NVML's free query
         _timed(runner, "_check_memory", "prepare: memory check")
-        _timed(runner.gpu_select, "free_memory", "prepare: NVML free memory")
+        _timed(runner.gpu_select, "free_memory", "prepare: free memory")
     _timed(runner, "collect", "collect")
     _timed(nsight_backend, "warm_up_bodies", "warm_up_bodies")
     _install_worker_timers(results)

@@ -54,10 +54,14 @@ def test_torch_memory_this_process_reserved_counts_as_free(nvml, monkeypatch) ->
     cuda = types.SimpleNamespace(
         is_initialized=lambda: True, current_device=lambda: 0,
         get_device_properties=lambda _d: types.SimpleNamespace(uuid=UUID1[4:]),
-        memory_reserved=lambda _d: 5 * GIB)
+        mem_get_info=lambda _d: (6 * GIB, 80 * GIB), memory_reserved=lambda _d: 5 * GIB)
     monkeypatch.setitem(sys.modules, "torch", types.SimpleNamespace(cuda=cuda))
-    assert gpu_select.free_memory(UUID1) == 12 * GIB
-    assert gpu_select.free_memory(UUID0) == 100 * GIB  # torch's device is another GPU
+    # CUDA started on that GPU: CUDA's free memory (6 GiB here, NVML's fake says 7), no NVML
+    init = nvml.nvmlInit
+    monkeypatch.setattr(nvml, "nvmlInit", lambda: pytest.fail("NVML asked"))
+    assert gpu_select.free_memory(UUID1) == 11 * GIB
+    monkeypatch.setattr(nvml, "nvmlInit", init)
+    assert gpu_select.free_memory(UUID0) == 100 * GIB  # torch's device is another GPU: NVML
 
 
 def test_device_memory_counts_the_free_bytes_where_known() -> None:
