@@ -9,6 +9,14 @@ browser still waits for the rest of Streamlit's JavaScript and the WebSocket (id
 the first chart is drawn as soon as its message is in. Nothing else changes: the same page,
 drawn in the same order.
 
+The shell also preloads (``modulepreload``, fetched and compiled, not run) the chunks of the
+element kinds every first run draws (:data:`FIRST_RUN_KINDS`: the sidebar's form, the link
+bar, the Size sweep's controls and table) with the modules they import, and their CSS. Streamlit
+asks for a kind's chunk only when React first draws that kind; on a load whose messages came
+while the plotly chunk ran, that was after it, and the chart, drawn in the same pass, waited
+about half a second for some 60 small files (a 1,000-config sweep, issue 37), which a bare
+page with one chart never fetched there.
+
 The shell is changed on its way out (an ASGI middleware, innermost, so it sees the bytes
 before gzip), and only a response whose body is exactly the installed ``index.html``: a
 custom component's page or any other HTML passes untouched. Its ``ETag`` and
@@ -22,11 +30,21 @@ its charts are drawn as before, just later.
 from __future__ import annotations
 
 import functools
+import re
 from pathlib import Path
 from typing import Any, Callable
 from urllib.parse import quote
 
 _DROPPED = {b"content-length", b"etag", b"last-modified"}
+#: The element kinds (Streamlit's chunk names, ``<Kind>.<hash>.js``) a first run of the Size
+#: sweep draws besides the chart: the CSS html, the link bar's page links, the sidebar's select
+#: and text boxes, the page's segmented controls, Log y toggle, table and CSV button, and the
+#: "Loading results…" spinner of a server's first run. Most are in every page's first run.
+FIRST_RUN_KINDS = ("Html", "PageLink", "Selectbox", "Multiselect", "TextInput", "ButtonGroup",
+                   "Checkbox", "DataFrame", "DownloadButton", "Spinner")
+#: A chunk's static imports, as the bundler writes them (``import{a as b}from"./x.js"``,
+#: ``import"./y.js"``); dynamic ``import(`./z.js`)`` stays lazy
+_STATIC_IMPORT = re.compile(r'(?:from|import)"\./([^"/]+\.js)"')
 _CONDITIONAL = {b"if-none-match", b"if-modified-since"}
 
 Scope = dict[str, Any]
@@ -48,13 +66,46 @@ def plotly_chunk() -> str | None:
     return chunks[0].name if chunks else None
 
 
-def injected(index: bytes, chunk: str) -> bytes:
-    """``index`` (Streamlit's ``index.html``) with ``chunk`` preloaded and imported just
-    before ``</head>``; ``index`` itself when it has no ``</head>``. URLs are relative, as
-    Streamlit's own (``./static/js/...``), so ``server.baseUrlPath`` and page paths work."""
+@functools.lru_cache(maxsize=1)
+def first_run_files(kinds: tuple[str, ...] = FIRST_RUN_KINDS) -> tuple[str, ...]:
+    """Paths under ``static/`` (``js/Selectbox.<hash>.js``, ``css/DataFrame.<hash>.css``) of
+    the installed Streamlit's chunks of ``kinds`` and every module they import statically,
+    but for those its ``index.html`` preloads itself and the plotly chunk's (sorted). A kind
+    without a chunk in this release is left out; none found: ()."""
+    js = _static_dir() / "static" / "js"
+    own = set(re.findall(r'(?:href|src)="\./static/js/([^"]+)"',
+                         (_static_dir() / "index.html").read_text(errors="replace")))
+    own.add(plotly_chunk() or "")
+    todo = [p.name for kind in kinds for p in js.glob(f"{kind}.*.js")]
+    found: set[str] = set()
+    while todo:  # the chunks' module graph (static imports only)
+        name = todo.pop()
+        if name in found or name in own or not (js / name).is_file():
+            continue
+        found.add(name)
+        todo.extend(_STATIC_IMPORT.findall((js / name).read_text(errors="replace")))
+    css = [p.name for kind in kinds for p in (_static_dir() / "static" / "css").glob(
+        f"{kind}.*.css")]
+    return tuple(sorted(f"js/{n}" for n in found)) + tuple(sorted(f"css/{n}" for n in css))
+
+
+def _preload_tag(path: str) -> str:
+    """A ``<link>`` that fetches ``static/<path>`` without running it: a module's
+    ``modulepreload`` (crossorigin, as Streamlit's own) or a style sheet's ``preload``."""
+    if path.endswith(".css"):
+        return f'<link rel="preload" as="style" href="./static/{path}">'
+    return f'<link rel="modulepreload" crossorigin href="./static/{path}">'
+
+
+def injected(index: bytes, chunk: str, more: tuple[str, ...] = ()) -> bytes:
+    """``index`` (Streamlit's ``index.html``) with ``chunk`` preloaded and imported and the
+    files ``more`` (:func:`first_run_files`) preloaded after it, just before ``</head>``;
+    ``index`` itself when it has no ``</head>``. URLs are relative, as Streamlit's own
+    (``./static/js/...``), so ``server.baseUrlPath`` and page paths work."""
     href = f"./static/js/{chunk}"
     tags = (f'<link rel="modulepreload" crossorigin href="{href}">'
-            f'<script type="module">import("{href}");</script>').encode()
+            + "".join(_preload_tag(path) for path in more)
+            + f'<script type="module">import("{href}");</script>').encode()
     head, mark, rest = index.rpartition(b"</head>")
     return head + tags + mark + rest if mark else index
 
@@ -173,7 +224,7 @@ def install() -> None:
     chunk = plotly_chunk()
     if chunk is None or getattr(make_middleware, "kprof_shell", False):
         return
-    shell = injected(index, chunk)
+    shell = injected(index, chunk, first_run_files())
 
     def middleware() -> list[Any]:
         from streamlit import config

@@ -7,6 +7,7 @@ Streamlit's, byte for byte."""
 from __future__ import annotations
 
 import asyncio
+import re
 from typing import Any
 from urllib.parse import unquote
 
@@ -124,6 +125,45 @@ def test_install_adds_the_middleware_once_to_the_server_streamlit_builds() -> No
         built = starlette_app.create_streamlit_middleware()
         assert [m.cls for m in built].count(page_shell.ShellMiddleware) == 1
         assert built[-1].cls is page_shell.ShellMiddleware  # innermost: before gzip
+    finally:
+        starlette_app.create_streamlit_middleware = original
+
+
+STATIC = page_shell._static_dir() / "static"
+
+
+def test_the_shell_preloads_each_first_run_kinds_chunk_and_every_module_it_imports() -> None:
+    """Issue 37: a 1,000-config sweep's chart waited about half a second for the chunks of the
+    sidebar's, link bar's and controls' element kinds, asked for only once React drew them.
+    The shell preloads each kind's chunk (this Streamlit has one for each) and the modules
+    they import (none left to fetch when one is run), not those Streamlit's own shell
+    preloads, nor the plotly chunk, which it imports; then the import, after the links."""
+    files = page_shell.first_run_files()
+    for kind in page_shell.FIRST_RUN_KINDS:
+        assert any(f.startswith(f"js/{kind}.") for f in files), kind
+    own = set(re.findall(r'(?:href|src)="\./static/js/([^"]+)"', INDEX.decode()))
+    assert own and not own & {f[3:] for f in files} and f"js/{CHUNK}" not in files
+    for name in (f for f in files if f.endswith(".js")):
+        imported = re.findall(r'(?:from|import)"\./([^"/]+\.js)"', (STATIC / name).read_text())
+        assert all(f"js/{i}" in files or i in own or i == CHUNK for i in imported), name
+    assert [f for f in files if f.endswith(".css")] == [
+        f"css/{p.name}" for p in sorted((STATIC / "css").glob("DataFrame.*.css"))]
+    head = page_shell.injected(INDEX, CHUNK or "", files).partition(b"</head>")[0]
+    for name in files:
+        assert (f'<link rel="preload" as="style" href="./static/{name}">' if
+                name.endswith(".css") else
+                f'<link rel="modulepreload" crossorigin href="./static/{name}">').encode() in head
+    assert head.rindex(b"<link rel=") < head.index(f'import("./static/js/{CHUNK}")'.encode())
+
+
+def test_install_serves_the_shell_with_the_first_runs_files() -> None:
+    from streamlit.web.server.starlette import starlette_app
+
+    original = starlette_app.create_streamlit_middleware
+    try:
+        page_shell.install()
+        shell = starlette_app.create_streamlit_middleware()[-1].kwargs["shell"]
+        assert shell == page_shell.injected(INDEX, CHUNK or "", page_shell.first_run_files())
     finally:
         starlette_app.create_streamlit_middleware = original
 
