@@ -9,13 +9,16 @@ browser still waits for the rest of Streamlit's JavaScript and the WebSocket (id
 the first chart is drawn as soon as its message is in. Nothing else changes: the same page,
 drawn in the same order.
 
-The shell also preloads (``modulepreload``, fetched and compiled, not run) the chunks of the
-element kinds every first run draws (:data:`FIRST_RUN_KINDS`: the sidebar's form, the link
-bar, the Size sweep's controls and table) with the modules they import, and their CSS. Streamlit
-asks for a kind's chunk only when React first draws that kind; on a load whose messages came
-while the plotly chunk ran, that was after it, and the chart, drawn in the same pass, waited
-about half a second for some 60 small files (a 1,000-config sweep, issue 37), which a bare
-page with one chart never fetched there.
+Once the server's start-up work is done (``install``'s ``settled``: ``kernel-dashboard``'s
+prewarm), the shell also preloads (``modulepreload``, fetched and compiled, not run) the chunks
+of the element kinds every first run draws (:data:`FIRST_RUN_KINDS`: the sidebar's form, the
+link bar, the Size sweep's controls and table) with the modules they import, and their CSS.
+Streamlit asks for a kind's chunk only when React first draws that kind; on a load whose
+messages came while the plotly chunk ran, that was after it, and the chart, drawn in the same
+pass, waited about half a second for 68 small files (a 1,000-config sweep, issue 37), which a
+bare page with one chart never fetched there. Not before: the 68 requests take the server
+about 0.2 s of CPU, which a load during its start-up (imports, the likely bundles' reads) would
+wait for, while its first script run makes the chart come after those chunks anyway.
 
 The shell is changed on its way out (an ASGI middleware, innermost, so it sees the bytes
 before gzip), and only a response whose body is exactly the installed ``index.html``: a
@@ -133,14 +136,23 @@ def nested_target(path: str, base: str, query: bytes = b"") -> str | None:
 
 class ShellMiddleware:
     """ASGI middleware: a ``GET`` answered ``200 text/html`` with exactly ``index`` is sent
-    as ``shell`` instead (new ``Content-Length``, no validators), or for a page navigation to
-    a nested path (:func:`nested_target`) as a redirect (302) to that path made one segment;
-    a ``HEAD`` answered with ``index``'s length gets the shell's headers; everything else
-    passes."""
+    as ``shell`` instead (``later`` once ``settled()`` is true, when both are given; new
+    ``Content-Length``, no validators), or for a page navigation to a nested path
+    (:func:`nested_target`) as a redirect (302) to that path made one segment; a ``HEAD``
+    answered with ``index``'s length gets the shell's headers; everything else passes."""
 
     def __init__(self, app: Callable[[Scope, Receive, Send], Any], index: bytes,
-                 shell: bytes, base: str = ""):
-        self.app, self.index, self.shell, self.base = app, index, shell, base
+                 shell: bytes, base: str = "", later: bytes | None = None,
+                 settled: Callable[[], bool] | None = None):
+        self.app, self.index, self.base = app, index, base
+        self.early, self.later, self.settled = shell, later, settled
+
+    @property
+    def shell(self) -> bytes:
+        """The shell sent now: ``later`` once the server has settled, else the first."""
+        if self.later is not None and (self.settled is None or self.settled()):
+            return self.later
+        return self.early
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         method = scope.get("method")
@@ -158,17 +170,18 @@ class ShellMiddleware:
         await self.app(scope, receive, self._head(send) if method == "HEAD" else
                        self._get(send, target))
 
-    def _headers(self, headers: list[tuple[bytes, bytes]]) -> list[tuple[bytes, bytes]]:
-        """The shell's headers in place of ``index``'s."""
+    def _headers(self, headers: list[tuple[bytes, bytes]],
+                 shell: bytes) -> list[tuple[bytes, bytes]]:
+        """``shell``'s headers in place of ``index``'s."""
         return [(k, v) for k, v in headers if k.lower() not in _DROPPED] + [
-            (b"content-length", str(len(self.shell)).encode())]
+            (b"content-length", str(len(shell)).encode())]
 
     def _head(self, send: Send) -> Send:
         async def send_head(message: dict[str, Any]) -> None:
             if message["type"] == "http.response.start" and _is_html(message) and \
                     dict(message["headers"]).get(b"content-length") == \
                     str(len(self.index)).encode():
-                message = {**message, "headers": self._headers(message["headers"])}
+                message = {**message, "headers": self._headers(message["headers"], self.shell)}
             await send(message)
 
         return send_head
@@ -196,7 +209,8 @@ class ShellMiddleware:
                 await send({"type": "http.response.body", "body": b""})
                 return
             if payload == self.index:
-                payload, headers = self.shell, self._headers(headers)
+                payload = self.shell
+                headers = self._headers(headers, payload)
             await send({**held, "headers": headers})
             await send({"type": "http.response.body", "body": payload})
 
@@ -209,10 +223,11 @@ def _is_html(start: dict[str, Any]) -> bool:
             and headers.get(b"content-type", b"").startswith(b"text/html"))
 
 
-def install() -> None:
-    """Add :class:`ShellMiddleware` (innermost) to the server Streamlit builds next.
-    Idempotent; without the installed ``index.html``, its plotly chunk or Streamlit's
-    ``create_streamlit_middleware``, nothing is changed."""
+def install(settled: Callable[[], bool] | None = None) -> None:
+    """Add :class:`ShellMiddleware` (innermost) to the server Streamlit builds next: the shell
+    imports the plotly chunk and, once ``settled()`` (always, without it), also preloads
+    :func:`first_run_files`. Idempotent; without the installed ``index.html``, its plotly
+    chunk or Streamlit's ``create_streamlit_middleware``, nothing is changed."""
     try:
         from starlette.middleware import Middleware
         from streamlit.web.server.starlette import starlette_app
@@ -224,14 +239,14 @@ def install() -> None:
     chunk = plotly_chunk()
     if chunk is None or getattr(make_middleware, "kprof_shell", False):
         return
-    shell = injected(index, chunk, first_run_files())
+    shell, later = injected(index, chunk), injected(index, chunk, first_run_files())
 
     def middleware() -> list[Any]:
         from streamlit import config
 
         base = str(config.get_option("server.baseUrlPath") or "")
         return [*make_middleware(), Middleware(ShellMiddleware, index=index, shell=shell,
-                                               base=base)]
+                                               base=base, later=later, settled=settled)]
 
     middleware.kprof_shell = True  # type: ignore[attr-defined]
     setattr(starlette_app, "create_streamlit_middleware", middleware)  # noqa: B010

@@ -67,6 +67,8 @@ _reads: dict[str, tuple[float, Future["Bundle"]]] = {}
 _lock = threading.Lock()
 _imported = threading.Event()
 _imported.set()  # nothing to wait for until start()
+_settled = threading.Event()  # start()'s imports, reads and first charts all done
+_settled.set()
 
 
 def start(worker_python: str) -> None:
@@ -76,6 +78,7 @@ def start(worker_python: str) -> None:
     with _lock:
         _probes[worker_python] = future
     _imported.clear()
+    _settled.clear()
     threading.Thread(target=_probe, args=(worker_python, future), name="kprof-env-probe",
                      daemon=True).start()
     threading.Thread(target=_import_all, name="kprof-imports", daemon=True).start()
@@ -100,8 +103,17 @@ def _import_all() -> None:
         pass
     finally:
         _imported.set()
-    _map_module_files()
-    _read(reads)
+    try:
+        _map_module_files()
+        _read(reads)
+    finally:
+        _settled.set()
+
+
+def settled() -> bool:
+    """True once the work :func:`start` began (imports, the likely bundles' reads and first
+    charts) is done, or when none was begun: the server is no longer busy with its start."""
+    return _settled.is_set()
 
 
 def _map_module_files() -> None:
