@@ -699,7 +699,8 @@ BIG_SWEEP_RUNS = ("big-sweep-1205-1000", "big-sweep-1205-10000", "big-sweep-1205
                   "big-sweep-1205-s12-afterhog", "big-sweep-1205-s12-quiet",
                   "big-sweep-1206-s14-quiet", "big-sweep-1206-s15-quiet",
                   "big-sweep-1206-s19-wsimport-ab", "big-sweep-1206-s19-preloadonly-ab",
-                  "big-sweep-1206-s20-folds")
+                  "big-sweep-1206-s20-folds", "big-sweep-1207-s26-ab",
+                  "big-sweep-1207-s26-ab0", "big-sweep-1207-s26-ab2", "big-sweep-1207-s26-ab3")
 #: Big-sweep page runs of one checkout beside the bare page, without a baseline (``--bare``).
 BIG_SWEEP_ALONE_RUNS = ("big-sweep-1205-quiet-1000", "big-sweep-1206-s19-quiet",
                         "big-sweep-1207-s21-quiet-1000")
@@ -712,6 +713,25 @@ BIG_SWEEP_NAV_AB_RUNS = ("big-sweep-1206-s20-stab",)
 BIG_SWEEP_SERVER_RUNS = ("big-sweep-server-1205-10000", "big-sweep-server-1205-10000-r8",
                          "big-sweep-server-1205-s10-1000", "big-sweep-server-1206-s20-stab-1000",
                          "big-sweep-server-1206-s20-badges")
+
+
+#: Server script runs of the Size sweep, paired, read as the interpreter's CPU seconds
+#: (``big_sweep_server.py --json``, which records them: ``cpu_s``).
+BIG_SWEEP_SERVER_CPU_RUNS = ("big-sweep-server-1207-s26-10000",)
+
+
+def big_sweep_server_cpu_text(run: str) -> str:
+    """``10,000 configs: the Size sweep's script run, CPU: cold 3.80 s (before 4.14 s), a
+    rerun 0.13 s (before 0.28 s); cold after / before ...; rerun after / before ...; 3 rounds,
+    load average ...`` (medians of the rounds; a round's rerun is the median of its warm runs;
+    every thread of the interpreter)."""
+    raw = json.loads((HERE / "cpu" / f"{run}.json").read_text())
+    c, r, med = raw["cpu_s"], raw["cpu_ratios"], statistics.median
+    return (f"{raw['configs']:,} configs: the Size sweep's script run, CPU: cold "
+            f"{med(c['dash_cold']):.2f} s (before {med(c['base_cold']):.2f} s), a rerun "
+            f"{med(c['dash_warm']):.2f} s (before {med(c['base_warm']):.2f} s); cold after / "
+            f"before {ratio_text(r['cold'])}; rerun after / before {ratio_text(r['warm'])}; "
+            f"{_rounds_load(raw)}")
 
 
 def big_sweep_nav_ab_text(run: str) -> str:
@@ -757,7 +777,8 @@ BREAKDOWN_RUNS = ("big-sweep-breakdown-1205-1000-before", "big-sweep-breakdown-1
                   "big-sweep-breakdown-1205-10000-before", "big-sweep-breakdown-1205-10000-after",
                   "big-sweep-breakdown-1205-bare", "big-sweep-breakdown-1205-quiet-1000",
                   "big-sweep-breakdown-1206-s19-main", "big-sweep-breakdown-1206-s19-bare",
-                  "big-sweep-breakdown-1206-s19-noshell", "big-sweep-breakdown-1206-s19-wsimport")
+                  "big-sweep-breakdown-1206-s19-noshell", "big-sweep-breakdown-1206-s19-wsimport",
+                  "big-sweep-breakdown-1207-s26-main", "big-sweep-breakdown-1207-s26-bare")
 
 
 def big_sweep_text(run: str) -> str:
@@ -1159,6 +1180,8 @@ def claims() -> list[tuple[str, str]]:
         out.append(("docs/performance.md", big_sweep_cpu_text(run)))
     for run in BIG_SWEEP_SERVER_RUNS:
         out.append(("docs/performance.md", big_sweep_server_text(run)))
+    for run in BIG_SWEEP_SERVER_CPU_RUNS:
+        out.append(("docs/performance.md", big_sweep_server_cpu_text(run)))
     for run in BREAKDOWN_RUNS:
         out.append(("docs/performance.md", breakdown_text(run)))
     for run in UPLOAD_RUNS:

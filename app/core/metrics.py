@@ -164,7 +164,9 @@ def annotation_order(bundle: Bundle) -> list[str]:
     for name in (C.TABLE_AGGREGATED, C.TABLE_RUNS):
         table = bundle.table(name)
         if not table.empty and C.ANNOTATION in table:
-            return [str(a) for a in dict.fromkeys(table[C.ANNOTATION].dropna())]
+            # unique() keeps first-seen order, without a Python step per row (180,000 rows of
+            # a 10,000-config sweep's aggregated table took 0.1 s on every rerun, issue 37)
+            return [str(a) for a in table[C.ANNOTATION].dropna().unique()]
     return []
 
 

@@ -9,6 +9,17 @@ browser still waits for the rest of Streamlit's JavaScript and the WebSocket (id
 the first chart is drawn as soon as its message is in. Nothing else changes: the same page,
 drawn in the same order.
 
+Once the server's start-up work is done (``install``'s ``settled``: ``kernel-dashboard``'s
+prewarm), the shell also preloads (``modulepreload``, fetched and compiled, not run) the chunks
+of the element kinds every first run draws (:data:`FIRST_RUN_KINDS`: the sidebar's form, the
+link bar, the Size sweep's controls and table) with the modules they import, and their CSS.
+Streamlit asks for a kind's chunk only when React first draws that kind; on a load whose
+messages came while the plotly chunk ran, that was after it, and the chart, drawn in the same
+pass, waited about half a second for 68 small files (a 1,000-config sweep, issue 37), which a
+bare page with one chart never fetched there. Not before: the 68 requests take the server
+about 0.2 s of CPU, which a load during its start-up (imports, the likely bundles' reads) would
+wait for, while its first script run makes the chart come after those chunks anyway.
+
 The shell is changed on its way out (an ASGI middleware, innermost, so it sees the bytes
 before gzip), and only a response whose body is exactly the installed ``index.html``: a
 custom component's page or any other HTML passes untouched. Its ``ETag`` and
@@ -22,11 +33,21 @@ its charts are drawn as before, just later.
 from __future__ import annotations
 
 import functools
+import re
 from pathlib import Path
 from typing import Any, Callable
 from urllib.parse import quote
 
 _DROPPED = {b"content-length", b"etag", b"last-modified"}
+#: The element kinds (Streamlit's chunk names, ``<Kind>.<hash>.js``) a first run of the Size
+#: sweep draws besides the chart: the CSS html, the link bar's page links, the sidebar's select
+#: and text boxes, the page's segmented controls, Log y toggle, table and CSV button, and the
+#: "Loading results…" spinner of a server's first run. Most are in every page's first run.
+FIRST_RUN_KINDS = ("Html", "PageLink", "Selectbox", "Multiselect", "TextInput", "ButtonGroup",
+                   "Checkbox", "DataFrame", "DownloadButton", "Spinner")
+#: A chunk's static imports, as the bundler writes them (``import{a as b}from"./x.js"``,
+#: ``import"./y.js"``); dynamic ``import(`./z.js`)`` stays lazy
+_STATIC_IMPORT = re.compile(r'(?:from|import)"\./([^"/]+\.js)"')
 _CONDITIONAL = {b"if-none-match", b"if-modified-since"}
 
 Scope = dict[str, Any]
@@ -48,13 +69,46 @@ def plotly_chunk() -> str | None:
     return chunks[0].name if chunks else None
 
 
-def injected(index: bytes, chunk: str) -> bytes:
-    """``index`` (Streamlit's ``index.html``) with ``chunk`` preloaded and imported just
-    before ``</head>``; ``index`` itself when it has no ``</head>``. URLs are relative, as
-    Streamlit's own (``./static/js/...``), so ``server.baseUrlPath`` and page paths work."""
+@functools.lru_cache(maxsize=1)
+def first_run_files(kinds: tuple[str, ...] = FIRST_RUN_KINDS) -> tuple[str, ...]:
+    """Paths under ``static/`` (``js/Selectbox.<hash>.js``, ``css/DataFrame.<hash>.css``) of
+    the installed Streamlit's chunks of ``kinds`` and every module they import statically,
+    but for those its ``index.html`` preloads itself and the plotly chunk's (sorted). A kind
+    without a chunk in this release is left out; none found: ()."""
+    js = _static_dir() / "static" / "js"
+    own = set(re.findall(r'(?:href|src)="\./static/js/([^"]+)"',
+                         (_static_dir() / "index.html").read_text(errors="replace")))
+    own.add(plotly_chunk() or "")
+    todo = [p.name for kind in kinds for p in js.glob(f"{kind}.*.js")]
+    found: set[str] = set()
+    while todo:  # the chunks' module graph (static imports only)
+        name = todo.pop()
+        if name in found or name in own or not (js / name).is_file():
+            continue
+        found.add(name)
+        todo.extend(_STATIC_IMPORT.findall((js / name).read_text(errors="replace")))
+    css = [p.name for kind in kinds for p in (_static_dir() / "static" / "css").glob(
+        f"{kind}.*.css")]
+    return tuple(sorted(f"js/{n}" for n in found)) + tuple(sorted(f"css/{n}" for n in css))
+
+
+def _preload_tag(path: str) -> str:
+    """A ``<link>`` that fetches ``static/<path>`` without running it: a module's
+    ``modulepreload`` (crossorigin, as Streamlit's own) or a style sheet's ``preload``."""
+    if path.endswith(".css"):
+        return f'<link rel="preload" as="style" href="./static/{path}">'
+    return f'<link rel="modulepreload" crossorigin href="./static/{path}">'
+
+
+def injected(index: bytes, chunk: str, more: tuple[str, ...] = ()) -> bytes:
+    """``index`` (Streamlit's ``index.html``) with ``chunk`` preloaded and imported and the
+    files ``more`` (:func:`first_run_files`) preloaded after it, just before ``</head>``;
+    ``index`` itself when it has no ``</head>``. URLs are relative, as Streamlit's own
+    (``./static/js/...``), so ``server.baseUrlPath`` and page paths work."""
     href = f"./static/js/{chunk}"
     tags = (f'<link rel="modulepreload" crossorigin href="{href}">'
-            f'<script type="module">import("{href}");</script>').encode()
+            + "".join(_preload_tag(path) for path in more)
+            + f'<script type="module">import("{href}");</script>').encode()
     head, mark, rest = index.rpartition(b"</head>")
     return head + tags + mark + rest if mark else index
 
@@ -82,14 +136,23 @@ def nested_target(path: str, base: str, query: bytes = b"") -> str | None:
 
 class ShellMiddleware:
     """ASGI middleware: a ``GET`` answered ``200 text/html`` with exactly ``index`` is sent
-    as ``shell`` instead (new ``Content-Length``, no validators), or for a page navigation to
-    a nested path (:func:`nested_target`) as a redirect (302) to that path made one segment;
-    a ``HEAD`` answered with ``index``'s length gets the shell's headers; everything else
-    passes."""
+    as ``shell`` instead (``later`` once ``settled()`` is true, when both are given; new
+    ``Content-Length``, no validators), or for a page navigation to a nested path
+    (:func:`nested_target`) as a redirect (302) to that path made one segment; a ``HEAD``
+    answered with ``index``'s length gets the shell's headers; everything else passes."""
 
     def __init__(self, app: Callable[[Scope, Receive, Send], Any], index: bytes,
-                 shell: bytes, base: str = ""):
-        self.app, self.index, self.shell, self.base = app, index, shell, base
+                 shell: bytes, base: str = "", later: bytes | None = None,
+                 settled: Callable[[], bool] | None = None):
+        self.app, self.index, self.base = app, index, base
+        self.early, self.later, self.settled = shell, later, settled
+
+    @property
+    def shell(self) -> bytes:
+        """The shell sent now: ``later`` once the server has settled, else the first."""
+        if self.later is not None and (self.settled is None or self.settled()):
+            return self.later
+        return self.early
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         method = scope.get("method")
@@ -107,17 +170,18 @@ class ShellMiddleware:
         await self.app(scope, receive, self._head(send) if method == "HEAD" else
                        self._get(send, target))
 
-    def _headers(self, headers: list[tuple[bytes, bytes]]) -> list[tuple[bytes, bytes]]:
-        """The shell's headers in place of ``index``'s."""
+    def _headers(self, headers: list[tuple[bytes, bytes]],
+                 shell: bytes) -> list[tuple[bytes, bytes]]:
+        """``shell``'s headers in place of ``index``'s."""
         return [(k, v) for k, v in headers if k.lower() not in _DROPPED] + [
-            (b"content-length", str(len(self.shell)).encode())]
+            (b"content-length", str(len(shell)).encode())]
 
     def _head(self, send: Send) -> Send:
         async def send_head(message: dict[str, Any]) -> None:
             if message["type"] == "http.response.start" and _is_html(message) and \
                     dict(message["headers"]).get(b"content-length") == \
                     str(len(self.index)).encode():
-                message = {**message, "headers": self._headers(message["headers"])}
+                message = {**message, "headers": self._headers(message["headers"], self.shell)}
             await send(message)
 
         return send_head
@@ -145,7 +209,8 @@ class ShellMiddleware:
                 await send({"type": "http.response.body", "body": b""})
                 return
             if payload == self.index:
-                payload, headers = self.shell, self._headers(headers)
+                payload = self.shell
+                headers = self._headers(headers, payload)
             await send({**held, "headers": headers})
             await send({"type": "http.response.body", "body": payload})
 
@@ -158,10 +223,11 @@ def _is_html(start: dict[str, Any]) -> bool:
             and headers.get(b"content-type", b"").startswith(b"text/html"))
 
 
-def install() -> None:
-    """Add :class:`ShellMiddleware` (innermost) to the server Streamlit builds next.
-    Idempotent; without the installed ``index.html``, its plotly chunk or Streamlit's
-    ``create_streamlit_middleware``, nothing is changed."""
+def install(settled: Callable[[], bool] | None = None) -> None:
+    """Add :class:`ShellMiddleware` (innermost) to the server Streamlit builds next: the shell
+    imports the plotly chunk and, once ``settled()`` (always, without it), also preloads
+    :func:`first_run_files`. Idempotent; without the installed ``index.html``, its plotly
+    chunk or Streamlit's ``create_streamlit_middleware``, nothing is changed."""
     try:
         from starlette.middleware import Middleware
         from streamlit.web.server.starlette import starlette_app
@@ -173,14 +239,14 @@ def install() -> None:
     chunk = plotly_chunk()
     if chunk is None or getattr(make_middleware, "kprof_shell", False):
         return
-    shell = injected(index, chunk)
+    shell, later = injected(index, chunk), injected(index, chunk, first_run_files())
 
     def middleware() -> list[Any]:
         from streamlit import config
 
         base = str(config.get_option("server.baseUrlPath") or "")
         return [*make_middleware(), Middleware(ShellMiddleware, index=index, shell=shell,
-                                               base=base)]
+                                               base=base, later=later, settled=settled)]
 
     middleware.kprof_shell = True  # type: ignore[attr-defined]
     setattr(starlette_app, "create_streamlit_middleware", middleware)  # noqa: B010

@@ -25,8 +25,7 @@ from profiling_worker.bundle.spreadsheet import spreadsheet_safe
 
 from app.core import numbers, spec_form, table_text
 from profiling_worker.bundle.loader import Bundle
-from app.core.share.job import (contention_figures, contention_title,
-                                host_timer_note, job_colors as colors_of)
+from app.core.share.job import contention_figures, contention_title, host_timer_note
 from app.core.figures import theme
 from app.streamlit_patches import styler_memo
 from app.ui import cached, job_status, state
@@ -73,12 +72,6 @@ def chart_config(filename: str) -> dict[str, object]:
                                      "filename": filename.rsplit(".", 1)[0]}}
 
 
-def job_colors(bundle: Bundle | None) -> dict[str, str]:
-    """Annotation -> colour for the job (:func:`theme.annotation_colors` over the annotations
-    of its aggregated table, else its per-run table, in table order)."""
-    return {} if bundle is None else colors_of(bundle)
-
-
 def chart_with_table(fig: go.Figure, frame: pd.DataFrame, key: str, filename: str,
                      shown: pd.DataFrame | None = None, which: str = "",
                      note: str | None = None, under: Callable[[], None] | None = None,
@@ -93,7 +86,7 @@ def chart_with_table(fig: go.Figure, frame: pd.DataFrame, key: str, filename: st
     ``lead``: the page's own columns, shown right after the row's identity (its ``parameters``
     after Config), columns of one value on every row left out and said in a caption
     (:func:`app.core.table_text.page_columns_first`); the CSV keeps every column."""
-    theme.color_annotations(fig, job_colors(cached.bundle_for(state.selected_job_id())))
+    theme.color_annotations(fig, cached.job_colors(state.selected_job_id()))
     st.plotly_chart(fig, key=state.key(key, "chart"), width="stretch", theme="streamlit",
                     config=chart_config(filename))
     if note:

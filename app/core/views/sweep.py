@@ -49,25 +49,33 @@ def _values(bundle: Bundle, name: str) -> list[Any]:
     return [cfg.get(name) for cfg in (bundle.spec.configs if bundle.spec else ())]
 
 
-def is_numeric(bundle: Bundle, name: str) -> bool:
-    """True when every config gives ``name`` an int or float (bools and text are categories)."""
-    values = _values(bundle, name)
+def _all_numeric(values: list[Any]) -> bool:
     return bool(values) and all(isinstance(v, (int, float)) and not isinstance(v, bool)
                                 for v in values)
 
 
+def _varies(values: list[Any]) -> bool:
+    return len({repr(v) for v in values}) > 1
+
+
+def is_numeric(bundle: Bundle, name: str) -> bool:
+    """True when every config gives ``name`` an int or float (bools and text are categories)."""
+    return _all_numeric(_values(bundle, name))
+
+
 def varying_parameters(bundle: Bundle) -> list[str]:
     """Config parameters with more than one value across the configs, in spec order."""
-    return [p for p in bundle.parameters
-            if len({repr(v) for v in _values(bundle, p)}) > 1]
+    return [p for p in bundle.parameters if _varies(_values(bundle, p))]
 
 
 def x_choices(bundle: Bundle) -> list[str]:
     """Parameters the x axis may take: those that vary (numeric first), else the first one."""
-    varying = varying_parameters(bundle)
-    ordered = ([p for p in varying if is_numeric(bundle, p)]
-               + [p for p in varying if not is_numeric(bundle, p)])
-    return ordered or list(bundle.parameters[:1])
+    # each parameter's values read once: three passes over every config each (10,000 configs:
+    # 4.5 ms a call, three calls a run of the Size sweep; issue 37)
+    values = {p: _values(bundle, p) for p in bundle.parameters}
+    varying = [p for p, of_p in values.items() if _varies(of_p)]
+    numeric = [p for p in varying if _all_numeric(values[p])]
+    return numeric + [p for p in varying if p not in numeric] or list(bundle.parameters[:1])
 
 
 def sweep_x(bundle: Bundle, choice: str | None = None) -> str:

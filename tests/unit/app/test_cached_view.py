@@ -12,6 +12,7 @@ import streamlit as st
 
 from profiling_worker.bundle.loader import load_bundle
 from app.core.metrics import MissingData
+from app.core.share.job import job_colors
 from app.core.views.kernels import kernel_counts_frame
 from app.ui import cached
 from tests.scenarios import SCENARIOS
@@ -97,6 +98,27 @@ def test_each_caller_of_bundle_for_changes_only_its_own_copy(
     for other in (second, cached.bundle_for(BUNDLED.name)):
         assert other is not None and other.table("runs").equals(fresh.table("runs"))
         assert other.manifest["status"] == fresh.manifest["status"] != "failed"
+    st.cache_resource.clear()
+
+
+def test_job_colors_read_the_shared_bundle_without_a_copy(
+        tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """Every chart's colours (panels.chart_with_table) come from the one cached bundle: the
+    colours of a page's own copy, without making one (its manifest's deep copy cost 10 ms of
+    CPU at 10,000 configs on every run, issue 37); {} for no job or an unknown one."""
+    st.cache_resource.clear()
+    results = tmp_path / "results"
+    shutil.copytree(BUNDLED, results / BUNDLED.name)
+    monkeypatch.setenv("KPROF_RESULTS_DIR", str(results))
+    monkeypatch.setenv("KPROF_BUNDLED_DIR", str(tmp_path / "none"))
+    own = cached.bundle_for(BUNDLED.name)
+    assert own is not None
+    expected = job_colors(own)
+    copies: list[str] = []
+    monkeypatch.setattr(cached, "_own_copy", lambda bundle: copies.append("copy") or bundle)
+    assert cached.job_colors(BUNDLED.name) == expected and len(expected) == 3
+    assert copies == []
+    assert cached.job_colors(None) == {} and cached.job_colors("no-such-job") == {}
     st.cache_resource.clear()
 
 
