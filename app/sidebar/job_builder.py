@@ -455,7 +455,8 @@ def on_submit(first: Mapping[str, Any]) -> None:
         st.session_state[state.BUILDER_NOTICE_NOTE] = (job_ids[0], told.note)
 
 
-#: Seconds after Run asked in which the same Run is the same double click, not an answer: the
+#: Seconds after the question was drawn in which the same Run is the same double click, not an
+#: answer: the
 #: usual double-click time of desktop systems (Windows' default, 500 ms). A fresh user's find
 #: (issue 37): a double click on Run 4 s after a first Run asked with its first click and
 #: answered with its second, so a copy was queued nobody had read the question for.
@@ -491,6 +492,13 @@ def render_question(first: Mapping[str, Any], where: Any) -> None:
     asked = st.session_state.get(state.BUILDER_CONFIRM)
     if asked is None or left_question(asked):
         return
+    # the double-click time counts from this draw, not from the Run that asked: on a busy
+    # server a burst's next click ran a second after the asking click's run began and read as
+    # an answer (session 26's fresh user: five clicks 0.1 s apart queued three jobs)
+    drawn = time.monotonic()
+    st.session_state[state.BUILDER_CONFIRM] = (*asked[:2], drawn, *asked[3:])
+    page = st.session_state[state.BUILDER_CONFIRM_PAGE][1]  # left_question's record, same draw
+    st.session_state[state.BUILDER_CONFIRM_PAGE] = (drawn, page)
     where.warning(asked[1], icon=":material/hourglass_top:")
     anyway, other = where.columns(2)
     anyway.button("Run anyway", key=k("run-anyway"), type="primary", on_click=run_anyway,
@@ -518,8 +526,8 @@ def left_question(asked: tuple[str, str, float, str, str | None]) -> bool:
 
 def answers(asked: tuple[str, str, float, str, str | None]) -> bool:
     """Whether a Run now answers the question ``asked`` (spec hash, text, ``time.monotonic()``
-    when asked, the button that asked, the note under it): it came at least
-    :data:`DOUBLE_CLICK_S` after the question."""
+    when it was last drawn (:func:`render_question`), the button that asked, the note under
+    it): it came at least :data:`DOUBLE_CLICK_S` after the question was drawn."""
     return time.monotonic() - asked[2] >= DOUBLE_CLICK_S
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -384,6 +385,37 @@ def test_a_double_click_does_not_answer_the_question_its_first_click_asked(
     assert [j.job_id for j in cached.job_manager().snapshot()] == [first]
     monkeypatch.setattr(job_builder, "DOUBLE_CLICK_S", 0.0)
     _submit(at)  # a Run after the double-click time: the answer
+    assert len(cached.job_manager().snapshot()) == 2
+
+
+def test_a_burst_of_runs_on_a_slow_server_queues_one_job(store, app, monkeypatch) -> None:
+    """Session 26's fresh user: five clicks on Run 0.1 s apart queued three jobs. The server
+    ran the burst's clicks one after another; the run that asked took a second, so the next
+    click's run came a second after the question was asked, past the double-click time,
+    though it followed the question's draw at once. The double-click time counts from the
+    draw: every click of the burst leaves the question standing; a Run a second after the
+    draw answers it."""
+    clock = [1000.0]
+    monkeypatch.setattr(job_builder.time, "monotonic", lambda: clock[0])
+    drawn = job_builder.render_question
+
+    def slow_run(*args: Any) -> None:  # a second of the asking run before the question's draw
+        clock[0] += 1.0
+        drawn(*args)
+
+    monkeypatch.setattr(job_builder, "render_question", slow_run)
+    monkeypatch.setattr(job_builder, "DOUBLE_CLICK_S", 0.5)
+    at = app()
+    _fill(at, kernels=["matmul"], backend="cpu", sizes="32", runs=2)
+    _submit(at)
+    first = at.session_state["sidebar-job"]
+    for _click in range(4):  # the burst's later clicks, each run right after the last draw
+        _submit(at)
+    assert not at.exception, at.exception
+    assert [j.job_id for j in cached.job_manager().snapshot()] == [first]
+    assert [w for w in at.warning if "identical job" in w.value], texts(at)
+    clock[0] += 1.0  # a deliberate Run, a second after the question was drawn
+    _submit(at)
     assert len(cached.job_manager().snapshot()) == 2
 
 
