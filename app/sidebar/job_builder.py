@@ -14,7 +14,7 @@ import math
 import os
 import re
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import streamlit as st
@@ -630,6 +630,8 @@ def render_job_builder(best_backend: str) -> dict[str, Any]:
                              format_func=lambda kid: f"{kid} · {catalog[kid].title}"
                              if kid in catalog else kid)
     info = catalog.get(kernels[0]) if kernels else None
+    if mixed := mixed_parameters(kernels, catalog):
+        st.error(esc(mixed), icon=":material/error:")
     # outside the form too: a backend chosen reruns the app, so the size fields (a cpu
     # kernel's own sizes) and the fields a backend does not send (greyed out, the Options'
     # note: GPU options on the host, torch threads on a GPU) follow it at once, not after Run
@@ -665,6 +667,19 @@ def render_job_builder(best_backend: str) -> dict[str, Any]:
     _errors(values, labels(info.parameters if info is not None else ("n",)), first, question)
     preflight_panel.render_preflight()
     return values
+
+
+def mixed_parameters(kernels: Sequence[str], catalog: Mapping[str, Any]) -> str | None:
+    """Said at once when the chosen kernels take different parameters (one job's configs give
+    every kernel the same ones, and the size fields follow the first kernel's): which kernel
+    takes which, and the fix; None when they agree (session 26's fresh user: matmul with
+    batched_matmul showed only n, and Run then named the batch parameter missing)."""
+    takes = {kid: tuple(catalog[kid].parameters) for kid in kernels if kid in catalog}
+    if len(set(takes.values())) < 2:
+        return None
+    each = "; ".join(f"{kid} takes {', '.join(params)}" for kid, params in takes.items())
+    return (f"These kernels take different parameters ({each}): one job profiles kernels "
+            "of the same parameters. Profile them in separate jobs.")
 
 
 def _select(where: Any, label: str, options: Iterable[str], field: str,

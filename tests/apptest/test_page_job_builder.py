@@ -226,6 +226,21 @@ def test_builtin_two_parameter_kernel_runs_from_its_prefilled_fields(store, app)
     assert done.status == "done", done.error
 
 
+def test_kernels_of_different_parameters_are_said_at_once(store, app) -> None:
+    """Session 26's fresh user: matmul with batched_matmul showed one size field (n) and only
+    Run said that batched_matmul also takes batch. The choice says it at once, naming each
+    kernel's parameters from the catalog, and goes when the kernels agree again."""
+    at = app()
+    at.multiselect(key="builder-kernels").set_value(["matmul", "batched_matmul"]).run()
+    catalog = cached.kernel_catalog()[0]
+    said = [unescape(e.value) for e in at.sidebar.error if "different parameters" in e.value]
+    assert len(said) == 1, texts(at)
+    for kid in ("matmul", "batched_matmul"):
+        assert f"{kid} takes {', '.join(catalog[kid].parameters)}" in said[0]
+    at.multiselect(key="builder-kernels").set_value(["batched_matmul"]).run()
+    assert not [e for e in at.sidebar.error if "different parameters" in e.value]
+
+
 def test_options_are_drawn_once_opened_and_submitted_as_their_defaults_before(store, app) -> None:
     at = app()
     drawn = {w.key for kind in ("selectbox", "number_input", "text_input", "text_area",
