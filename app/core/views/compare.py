@@ -626,8 +626,10 @@ def default_candidate(baseline_id: str, jobs: list[JobSummary]) -> str:
     Among the other jobs with the same kernels and duration metric, first those the gate can
     judge (measured alike: :func:`measured_unlike` empty; issue 37: the page opened on a pair
     it then refused), then the fewest measurement differences; among those the one sharing the
-    most configs with the baseline (and, when annotations are named, at least one annotation);
-    on a tie the one with the same annotations, then on the same backend (one thing changed,
+    most configs with the baseline (and, when annotations are named, at least one annotation),
+    then the fewest configs only one of the two has (the same sizes before a superset: session
+    26's fresh user got a newer 64-512 job for a 64-256 one beside its identical twin); on a tie
+    the one with the same annotations, then on the same backend (one thing changed,
     e.g. cache control), then the most recent: for ``h200-ncu-j1-fp16`` that is
     ``h200-ncu-gate-base`` (measured alike), for ``h200-ncu-elementwise`` (no job measured
     alike) ``h200-ncu-elementwise-cache-none`` (one difference, the cache control).
@@ -653,7 +655,7 @@ def default_candidate(baseline_id: str, jobs: list[JobSummary]) -> str:
     unlike = {j.job_id: len(measured_unlike(base, j)) for j in others}
     if alike:
         return max(alike, key=lambda j: (not unlike[j.job_id], -unlike[j.job_id], j.complete,
-                                         shared(j),
+                                         shared(j), -len(set(j.configs) ^ set(base.configs)),
                                          j.annotations == base.annotations,
                                          j.backend == base.backend, j.created_at)).job_id
     overlapping = [j for j in others if shared(j) and _same_code(j, base)]

@@ -255,6 +255,17 @@ def test_the_default_baseline_is_the_job_most_like_the_selected_one() -> None:
     assert default_baseline("other-kernel", jobs) == "other-kernel"
 
 
+def test_the_job_with_the_same_configs_comes_before_a_newer_superset() -> None:
+    """Session 26's fresh user: for a job of n = 64, 128, 256 Compare opened on a newer job of
+    64-512 rather than an older one of the same three sizes (both share the three)."""
+    from app.core.views.compare import default_baseline
+
+    jobs = [_summary("same-sizes", "1", sizes=(64, 128, 256)),
+            _summary("selected", "2", sizes=(64, 128, 256)),
+            _summary("superset", "3", sizes=(64, 128, 256, 512))]
+    assert default_baseline("selected", jobs) == "same-sizes"
+
+
 def _summary(job_id: str, created: str, kernels: tuple[str, ...] = ("matmul",),
              sizes: tuple[int, ...] = (64, 128), manifest: dict | None = None):
     from app.core.views.compare import JobSummary
