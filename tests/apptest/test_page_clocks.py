@@ -17,7 +17,7 @@ def _open(app, monkeypatch, job: str):
 
 def test_stability_job_with_collectors(store, monkeypatch, app) -> None:
     at = _open(app, monkeypatch, "h200-cupti-stability")
-    titles = [s["layout"]["title"]["text"] for s in plotly_specs(at)]
+    titles = [s["layout"]["title"]["text"].replace("<br>", " ") for s in plotly_specs(at)]
     assert titles[0].startswith("NVML trace of the whole job")
     assert titles[1].startswith("Timeline: launches back to back in run order")
     assert any("sampled before the run" in t for t in titles[2:4])

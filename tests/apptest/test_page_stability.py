@@ -41,7 +41,8 @@ def test_stability_on_matmul_sweep(store, monkeypatch, app) -> None:
 def test_stability_cpu_job_says_host_timer(seeded, app) -> None:
     at = app("stability")
     assert not at.exception
-    assert all("host wall-clock, not GPU" in s["layout"]["title"]["text"] for s in plotly_specs(at))
+    assert all("host wall-clock, not GPU" in s["layout"]["title"]["text"].replace("<br>", " ")
+               for s in plotly_specs(at))
     # issue 37 (05b_howto.png): its "How to read this" puts drift on the host, not the GPU
     shown = texts(at)
     assert DRIFT_CAUSE[True] in shown and DRIFT_CAUSE[False] not in shown

@@ -66,4 +66,4 @@ def build_compare_figure(frame: pd.DataFrame, title: str = "Candidate / baseline
                            "<br>%{customdata[4]}" + why_lines + "<extra></extra>")))
     common.ratio_axes(fig, "candidate / baseline")
     common.open_ends(fig)  # an unbounded CI95: a bar to the chart's edge
-    return theme.wrap_title(common.finish(fig, title, host_timer))  # the job ids in full
+    return common.finish(fig, title, host_timer)  # its title wrapped: the job ids in full

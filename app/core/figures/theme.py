@@ -141,7 +141,8 @@ def apply_layout(fig: go.Figure, title: str) -> go.Figure:
     tick labels not checked for running past the chart's edge (``ticklabeloverflow="allow"``),
     numeric y axes without a tick format of their own labelled by
     :data:`VALUE_TICKFORMAT` (no SI prefixes); then every name in the figure is escaped as text
-    (:func:`app.core.figures.text.figure_as_text`), so call it once, after the traces."""
+    (:func:`app.core.figures.text.figure_as_text`) and the title broken into lines that fit
+    the narrowest chart (:func:`wrap_title`), so call it once, after the traces."""
     fig.update_layout(title={"text": title}, hovermode="closest",
                       legend={"orientation": "h", "yref": "container", "yanchor": "bottom",
                               "y": 0, "x": 0, "traceorder": legend_order(fig)},
@@ -160,6 +161,7 @@ def apply_layout(fig: go.Figure, title: str) -> go.Figure:
     if fig.layout.height is None and rows > 2:  # keep the plot area when the legend is tall
         fig.update_layout(height=BASE_HEIGHT + LEGEND_ROW_PX * (rows - 2))
     figure_as_text(fig)  # every builder ends here: names from files become text
+    wrap_title(fig)  # every title, not Compare's alone: Kernels' lost "not GPU" at 1000x700
     undrawn = not_on_log_axes(fig)  # after the escaping: the names it repeats are text now
     if undrawn:
         fig.layout.title.text = f"{fig.layout.title.text or ''}<br><sup>{undrawn}</sup>"
@@ -222,8 +224,9 @@ def wrap_title(fig: go.Figure, chars: int = TITLE_LINE_CHARS) -> go.Figure:
     """Break ``fig``'s (escaped) title at spaces into lines of at most ``chars`` characters
     (a word longer than that keeps a line of its own) and grow the top margin by a line for
     each: plotly draws a title on one line and cuts what does not fit, so the Compare chart's
-    title lost the job ids it compares (a new user's find). Call it after :func:`apply_layout`
-    (which escapes the title; the ``<br>`` added here is plotly's line break)."""
+    title lost the job ids it compares, the Kernels chart the end of its host-timer caveat
+    (fresh users' finds). :func:`apply_layout` calls it once the title is escaped (the ``<br>``
+    added here is plotly's line break)."""
     lines: list[str] = []
     for word in str(fig.layout.title.text or "").split(" "):
         if lines and len(lines[-1]) + 1 + len(word) <= chars:

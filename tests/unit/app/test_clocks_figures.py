@@ -31,14 +31,14 @@ def test_trace_figure_rows_and_units() -> None:
 def test_drift_and_correlation_figures_say_before_the_run() -> None:
     frame = collector_runs_frame(bundled("h200-cupti-stability"), ClocksOptions())
     drift = build_drift_figure(frame)
-    assert "sampled before the run" in drift.layout.title.text
+    assert "sampled before the run" in drift.layout.title.text.replace("<br>", " ")
     assert drift.layout.yaxis.title.text == "Kernel time (µs)"
     assert drift.layout.yaxis.type == "log"  # 2.6 µs and 1.4 ms on one axis
     assert {drift.layout.yaxis2.title.text, drift.layout.yaxis3.title.text,
             drift.layout.yaxis4.title.text} == {"power (W)", "sm_clock (MHz)",
                                                 "temperature (°C)"}
     corr = build_correlation_figure(correlation_frame(frame))
-    assert "sampled before the run" in corr.layout.title.text
+    assert "sampled before the run" in corr.layout.title.text.replace("<br>", " ")
     texts = [t for trace in corr.data for t in trace.text]
     assert "constant" in texts and "-0.08" in texts
     assert display_unit("C") == "°C"

@@ -6,6 +6,7 @@ import pytest
 from bundled import bundled
 
 from app.core.figures.kernels import build_kernels_figure
+from app.core.figures.theme import TITLE_LINE_CHARS
 from app.core.metrics import MissingData
 from app.core.views.kernels import (combine_rules_frame, kernel_counts_frame, kernel_time_frame,
                                     launches_frame)
@@ -65,6 +66,12 @@ def test_figure() -> None:
     # no room above 100 %: no region's runs failed the run audit (the × over failed regions
     # needs it, test_chart_audit_marks; the job's pooled median clock failed 5 regions' runs)
     assert list(share.layout.yaxis.range) == [0, 100]
+    # a cpu job's title: each line fits the narrowest chart (session 26's fresh user read
+    # "...(host wall-clock, not GP" at 1000x700), and it still reads whole
+    cpu = build_kernels_figure(times, host_timer=True, share=True)
+    lines = cpu.layout.title.text.split("<br>")
+    assert len(lines) > 1 and max(map(len, lines)) <= TITLE_LINE_CHARS, lines
+    assert " ".join(lines).endswith("(host wall-clock, not GPU)")
 
 
 def test_short_names_keep_both_ends_and_stay_distinct() -> None:

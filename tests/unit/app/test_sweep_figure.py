@@ -57,7 +57,7 @@ def test_cpu_job_title_says_host_wall_clock(cpu_bundle: Path) -> None:
     bundle = load_bundle(cpu_bundle)
     frame = sweep_frame(bundle, SweepOptions(quantity="gbps"))
     fig = build_sweep_figure(frame, "n", host_timer=bundle.host_timer, quantity_label=derived.QUANTITY_LABELS["gbps"].split(" (")[0])
-    assert fig.layout.title.text.endswith("(host wall-clock, not GPU)")
+    assert fig.layout.title.text.replace("<br>", " ").endswith("(host wall-clock, not GPU)")
     # the unit its median fits: this session's host timings set it (GB/s, or MB/s below 1)
     (unit,) = set(frame["Unit"])
     assert unit in ("GB/s", "MB/s", "kB/s") and frame["AvgValue"].median() >= 1
