@@ -72,13 +72,20 @@ def finished_bundle_hashes(results: Path) -> dict[str, str]:
 
 @pytest.fixture(autouse=True)
 def sigterm_handler_restored() -> Iterator[None]:
-    """Each test ends with the SIGTERM and SIGINT handlers it began with. ``runner.run_job`` run in-process
-    installs the worker's own (it raises ``Cancelled``); left in the pytest process, a later
-    test's forked pool workers inherited it, so ``Pool.terminate``'s SIGTERM no longer killed
-    them, and one that was exiting waited on its result queue for ever (the CI beside a hog of
-    session 13: test_fuzz_import timed out after test_probe_in_background)."""
+    """Each test ends with the SIGTERM and SIGINT handlers it began with. ``runner.run_job``
+    run in-process installs the worker's own (it raises ``Cancelled``); left in the pytest
+    process, a later test's forked pool workers inherited it, so ``Pool.terminate``'s SIGTERM
+    no longer killed them, and one that was exiting waited on its result queue for ever (the CI
+    beside a hog of session 13: test_fuzz_import timed out after test_probe_in_background).
+    The worker's pending cancel too (``backends.base.note_cancel``, which its handler sets): one
+    a test's handler call left was raised by every later in-process job's first run (the CI of
+    session 26: 18 CUPTI tests "cancelled by Ctrl-C in kernel-sweep" after
+    test_sweep_outside_cancel)."""
     before = {sig: signal.getsignal(sig) for sig in (signal.SIGTERM, signal.SIGINT)}
     yield
     for sig, handler in before.items():  # SIGINT too: a cancel leaves it ignored (Ctrl-C)
         if signal.getsignal(sig) is not handler:
             signal.signal(sig, handler)
+    from profiling_worker.backends import base  # here: the fixture runs for every test
+
+    base.note_cancel(None)

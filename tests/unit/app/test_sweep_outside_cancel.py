@@ -35,6 +35,7 @@ def _cancelled_attempt(folder: Path, signum: int, reason: str | None = None) -> 
         with pytest.raises(Cancelled) as caught:
             watch.on_sigterm(signum, None)
     finally:
+        watch.uninstall()  # the job is over: no cancel left pending for the next
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
     write_manifest(folder, {"job_id": folder.name, **runner._failure(caught.value, folder)})
     return Attempt(folder, "7_1", submitted=0.0)
