@@ -55,7 +55,7 @@ def status_words(recorded: JobStatus, manifest: Mapping[str, Any], job: Job | No
     """A job's status as every list and label says it (``done``; ``cancelled, partial: 3 of
     6 configs``): of ``job``, its state in this server's executors (:func:`jobs_here`), when
     they hold it (:func:`job_words`): the manager sets a state before it writes the manifest,
-    and the listing that holds ``manifest`` is cached by its mtime, so the manager is right
+    and the listing that holds ``manifest`` is cached by its stamp, so the manager is right
     first; else of the manifest, its ``recorded`` status
     (:func:`profiling_worker.bundle.schema.partial.status_text`). ``how``: a cancelled job's
     words say how its cancel came too (History's column)."""
