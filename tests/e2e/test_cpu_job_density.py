@@ -11,6 +11,7 @@ Screenshots: ``tests/artifacts/cpu-density/``."""
 from __future__ import annotations
 
 import re
+import time
 from pathlib import Path
 
 import pytest
@@ -25,6 +26,7 @@ from profiling_worker.bundle.loader import Bundle, load_bundle
 from profiling_worker.bundle.schema import backends as B
 from profiling_worker.bundle.schema import columns as C
 from profiling_worker.bundle.schema import run_audit as A
+from tests.browser import APP_RUN_TIMEOUT_MS
 from tests.contended_cpu import README_JOB, record_contended_job
 from tests.e2e.conftest import (AppServer, first_chart, get_by_key, in_sight, open_app,
                                 wait_for_app_run)
@@ -207,15 +209,20 @@ def test_run_brings_the_jobs_status_into_the_sidebars_sight(
         open_app(page, contended.url, f"?job={JOB}")
         before = _jobs(contended.results_dir)
         get_by_key(page, "builder-submit").get_by_role("button").click()
-        card = page.locator("[class*='st-key-panel-job-']").first
+        # the job Run queued (its folder), then its card: the panel's first card may still be
+        # the job before it until the click's run has drawn (the CI of fc2f169e read that one)
+        deadline = time.monotonic() + APP_RUN_TIMEOUT_MS / 1000
+        while not (new := _jobs(contended.results_dir) - before):
+            assert time.monotonic() < deadline, "Run queued no job"
+            page.wait_for_timeout(100)
+        assert len(new) == 1, new
+        card = page.locator("[class*='st-key-panel-job-']").filter(has_text=next(iter(new)))
         expect(card).to_be_visible()
         wait_for_app_run(page)
         expect(card).to_be_in_viewport()
         box = card.bounding_box()
         page.screenshot(path=str(artifacts_dir / "cpu-density" / "after-run-1000x700.png"))
         assert box is not None and 0 <= box["y"] and box["y"] + 60 <= 700, box  # its status
-        new = _jobs(contended.results_dir) - before
-        assert len(new) == 1 and next(iter(new)) in card.inner_text(), (new, card.inner_text())
     finally:
         context.close()
 
