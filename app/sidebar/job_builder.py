@@ -497,8 +497,7 @@ def render_question(first: Mapping[str, Any], where: Any) -> None:
     # an answer (session 26's fresh user: five clicks 0.1 s apart queued three jobs)
     drawn = time.monotonic()
     st.session_state[state.BUILDER_CONFIRM] = (*asked[:2], drawn, *asked[3:])
-    page = st.session_state[state.BUILDER_CONFIRM_PAGE][1]  # left_question's record, same draw
-    st.session_state[state.BUILDER_CONFIRM_PAGE] = (drawn, page)
+    st.session_state[state.BUILDER_CONFIRM_PAGE] = (drawn, _page())
     where.warning(asked[1], icon=":material/hourglass_top:")
     anyway, other = where.columns(2)
     anyway.button("Run anyway", key=k("run-anyway"), type="primary", on_click=run_anyway,
@@ -513,15 +512,19 @@ def left_question(asked: tuple[str, str, float, str, str | None]) -> bool:
     script hashes: the sidebar's form stands on every page): then it is dropped, as Change
     drops it, and True. A question answers a click; on another page it stood on in the
     sidebar, "queued 5 s ago" of a job a minute old (issue 37). Run again asks afresh. False
-    where it stands on its page (recorded, :data:`app.ui.state.BUILDER_CONFIRM_PAGE`)."""
-    ctx = get_script_run_ctx()
-    page = ctx.page_script_hash if ctx is not None else ""
+    where it stands on its page (:func:`render_question` records each draw's page and time in
+    :data:`app.ui.state.BUILDER_CONFIRM_PAGE`)."""
     drawn = st.session_state.get(state.BUILDER_CONFIRM_PAGE)
-    if drawn is not None and drawn[0] == asked[2] and drawn[1] != page:
+    if drawn is not None and drawn[0] == asked[2] and drawn[1] != _page():
         change()
         return True
-    st.session_state[state.BUILDER_CONFIRM_PAGE] = (asked[2], page)
     return False
+
+
+def _page() -> str:
+    """The script hash of the page this run draws ("" outside a script run)."""
+    ctx = get_script_run_ctx()
+    return ctx.page_script_hash if ctx is not None else ""
 
 
 def answers(asked: tuple[str, str, float, str, str | None]) -> bool:
