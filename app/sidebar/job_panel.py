@@ -471,14 +471,32 @@ def _notice(jobs: list[Job]) -> None:
             st.html(scroll_script(job.job_id), unsafe_allow_javascript=True)
 
 
-#: Brings a job's card into the sidebar's sight (the nearest edge; tried for up to 5 s while
-#: the card is not yet in the page): at 1000x700 the panel began below the sidebar's fold, so
-#: after Run the job's status was out of sight until the user scrolled (issue 37).
+#: Brings a job's card into the sidebar's sight with room below its top for the card it grows to
+#: once running (tried for up to 5 s while the card is not yet in the page): at 1000x700 the
+#: panel began below the sidebar's fold, so after Run the job's status was out of sight until
+#: the user scrolled (issue 37); a scroll to the queued card's foot left the running card,
+#: 174 px tall, past the fold. The sidebar scrolls by the least that shows the card's top and
+#: the room, never moving its top above the sidebar's.
 SCROLL_TO_CARD = ("<script>(function find(tries) {"
                   "const card = document.querySelector('.st-key-' + CSS.escape({card}));"
-                  "if (card) { card.scrollIntoView({block: 'nearest'}); }"
-                  "else if (tries > 0) { setTimeout(() => find(tries - 1), 100); }"
+                  "if (!card) { if (tries > 0) { setTimeout(() => find(tries - 1), 100); }"
+                  " return; }"
+                  "let pane = card.parentElement;"
+                  "while (pane && !(pane.scrollHeight > pane.clientHeight"
+                  " && /auto|scroll/.test(getComputedStyle(pane).overflowY))) {"
+                  " pane = pane.parentElement; }"
+                  "if (!pane) { return; }"
+                  "const c = card.getBoundingClientRect(), p = pane.getBoundingClientRect();"
+                  "const up = c.top - p.top;"
+                  "const down = c.top + Math.max(c.height, {room})"
+                  " - Math.min(p.bottom, window.innerHeight);"
+                  "if (up < 0) { pane.scrollTop += up; }"
+                  "else if (down > 0) { pane.scrollTop += Math.min(down, up); }"
                   "})(50);</script>")
+
+#: The room below a job card's top that :data:`SCROLL_TO_CARD` keeps in sight, px: a running
+#: cpu job's card at 1000x700 (status, progress bar, Cancel) was 174 px tall.
+CARD_ROOM_PX = 180
 
 
 def scroll_script(job_id: str) -> str:
@@ -486,7 +504,7 @@ def scroll_script(job_id: str) -> str:
     escaped) that the page passes through ``CSS.escape``, so that no job id can end the script
     or the selector."""
     card = json.dumps(state.key("panel", f"job-{job_id}")).replace("<", "\\u003c")
-    return SCROLL_TO_CARD.replace("{card}", card)
+    return SCROLL_TO_CARD.replace("{card}", card).replace("{room}", str(CARD_ROOM_PX))
 
 
 def scroll_once(job_id: str) -> bool:

@@ -21,6 +21,7 @@ from app.core import spec_form
 from app.core.share.job import contention_line, contention_title, host_timer_note
 from app.core.views import run_audit
 from app.core.views.run_audit import NOTE_CHARS
+from app.sidebar.job_panel import CARD_ROOM_PX
 from app.ui.deep_dive_action import NO_GPU_JOB
 from profiling_worker.bundle.loader import Bundle, load_bundle
 from profiling_worker.bundle.schema import backends as B
@@ -219,19 +220,15 @@ def test_run_brings_the_jobs_status_into_the_sidebars_sight(
         card = page.locator("[class*='st-key-panel-job-']").filter(has_text=next(iter(new)))
         expect(card).to_be_visible()
         wait_for_app_run(page)
-        # its status line (the scroll waits for the card, up to 5 s; it aligns the card's foot
-        # with the window's, and a card still queued is 57 px tall, its status at its top:
-        # the CI of fc2f169e read it at y 644, grown to 174 px past the fold once running)
-        while not _in_sight(box := card.bounding_box(), STATUS_LINE_PX):
+        # its top and the room the card grows to once running (the scroll waits for the card,
+        # up to 5 s; the CI of fc2f169e read a queued card at y 644, its foot aligned with the
+        # window's: grown to 174 px, the running card ran past the fold)
+        while not _in_sight(box := card.bounding_box(), CARD_ROOM_PX):
             assert time.monotonic() < deadline, box
             page.wait_for_timeout(100)
         page.screenshot(path=str(artifacts_dir / "cpu-density" / "after-run-1000x700.png"))
     finally:
         context.close()
-
-
-#: The top of a job's card that holds its status words (a queued card is 57 px tall).
-STATUS_LINE_PX = 50
 
 
 def _in_sight(box: dict[str, float] | None, room: float, height: float = 700) -> bool:
