@@ -74,9 +74,9 @@ SPEED_RUNS = ("h200-1202-s6run2", "h200-1205-speedrun1", "h100-1205-s10all", "h1
 #: Device runs whose ``*-warm_stages.json`` docs/performance.md quotes.
 WARM_RUNS = ("h200-1202-s6run2", "h200-1205-speedrun1", "h100-1205-s10all", "h100-1205-s11all",
              "h100-1205-s13all", "h100-1206-s18cold", "h100-1207-s23merged", "h100-1207-s24gc1",
-             "h100-1207-s24gc0", "h100-1207-s24gc0b", "h100-1207-s26")
+             "h100-1207-s24gc0", "h100-1207-s24gc0b", "h100-1207-s26", "h100-1207-s27")
 #: Device runs whose warm stages carry the result-ready mark (session 25's contract).
-WARM_READY_RUNS = ("h100-1207-s26",)
+WARM_READY_RUNS = ("h100-1207-s26", "h100-1207-s27")
 #: Gate A/A studies: study 1 (defaults) and study 2 (more runs), docs/measurements-h200.md.
 AA_RUNS = ("h200-1201-run2", "h200-1201-run4")
 #: Events attribution and runs "auto": the two device runs the docs quote.
@@ -1053,7 +1053,8 @@ GPU_TEST_RUNS = ("h100-1206-s18cold", "h100-1206-s19final", "h200-1206-s19merged
                  "h100-1206-s20ncu", "h100-1206-s20cupti", "h100-1206-s20ncu2",
                  "h100-1206-s20ncu2-bundles", "h100-1207-s23cupti", "h100-1207-s23ncu4",
                  "h100-1207-s23merged", "h100-1207-s23mergedncu", "h100-1207-s24",
-                 "h100-1207-s24ncu", "h100-1207-s26", "h100-1207-s26ncu")
+                 "h100-1207-s24ncu", "h100-1207-s26", "h100-1207-s26ncu",
+                 "h100-1207-s27")
 
 
 def gpu_tests_text(run: str) -> str:
