@@ -141,6 +141,7 @@ def install_timers() -> None:
     if hasattr(runner, "_check_memory"):  # inside prepare: the memory check, NVML's free query
         _timed(runner, "_check_memory", "prepare: memory check")
         _timed(runner.gpu_select, "free_memory", "prepare: free memory")
+    _timed(runner, "load_registry", "prepare: kernel files")
     _timed(runner, "collect", "collect")
     _timed(nsight_backend, "warm_up_bodies", "warm_up_bodies")
     _install_worker_timers(results)

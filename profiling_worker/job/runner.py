@@ -73,8 +73,9 @@ def _prepare_gpu_env(selected: gpu_select.SelectedGpu, env: dict[str, Any]) -> N
     runs plain ``ncu``)."""
     gpu_select.pin(selected)
     ncu = (env.get("ncu") or {}).get("path")
-    if ncu:
-        os.environ["PATH"] = os.pathsep.join([os.path.dirname(ncu), os.environ.get("PATH", "")])
+    path = os.environ.get("PATH", "")
+    if ncu and path.split(os.pathsep, 1)[0] != os.path.dirname(ncu):  # a warm worker's next job
+        os.environ["PATH"] = os.pathsep.join([os.path.dirname(ncu), path])
 
 
 #: The signals a worker takes as a cancel: SIGTERM (the app's Cancel, ``cancel_job``, Slurm's

@@ -241,6 +241,10 @@ def test_manifest_records_the_gpu_of_spec_gpu_and_pins_cuda_visible_devices(
     assert os.environ["CUDA_VISIBLE_DEVICES"] == "GPU-bbbb"
     assert os.environ["CUDA_DEVICE_ORDER"] == "PCI_BUS_ID"
     assert os.environ["PATH"].split(os.pathsep)[0] == str(ncu.parent)
+    path = os.environ["PATH"]  # a warm worker's next job: PATH does not grow per job
+    runner.prepare(_job(tmp_path / "next", {**NCU_SPEC, "gpu": 1}), dict(manifest),
+                   _ncu_report(ncu))
+    assert os.environ["PATH"] == path
 
 
 def test_cpu_job_records_no_gpu(tmp_path: Path, clean_env) -> None:

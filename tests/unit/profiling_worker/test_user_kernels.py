@@ -1,6 +1,7 @@
 """User kernel folders: declarations load, a broken file is reported, a user kernel runs."""
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -71,3 +72,34 @@ def test_exception_inside_a_kernel_body_names_kernel_and_config(tmp_path):
     assert "raises" in error["message"] and "at config n=8 " in error["message"]  # as labelled
     assert "bad index in my kernel" in error["message"]
     assert "ValueError" in (job / C.LOG_FILE).read_text()  # the traceback is in the log
+
+
+KERNEL_FILE = '''from pathlib import Path
+from profiling_worker.catalog.user import kernel
+
+Path(__file__).with_suffix(".ran").open("a").write("x")
+
+
+@kernel(id="{kid}", parameters=("n",), annotations=("a",), default_configs=[{{"n": 4}}])
+def k(n, *, annotate, device):
+    with annotate("a"):
+        pass
+'''
+
+
+def test_an_unchanged_file_runs_once_per_process_and_an_edited_one_again(tmp_path):
+    """A warm worker loads the kernel folders for every job: a file whose bytes did not change
+    is not executed again (its declarations are kept), an edited one is, even when its size
+    and time stamp did not change."""
+    source = tmp_path / "mine.py"
+    ran = tmp_path / "mine.ran"
+    source.write_text(KERNEL_FILE.format(kid="mine_a"))
+    for _ in range(3):
+        assert "mine_a" in load_registry([str(tmp_path)]).kernels
+    assert ran.read_text() == "x"
+    stat = source.stat()
+    source.write_text(KERNEL_FILE.format(kid="mine_b"))  # same size
+    os.utime(source, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    kernels = load_registry([str(tmp_path)]).kernels
+    assert "mine_b" in kernels and "mine_a" not in kernels
+    assert ran.read_text() == "xx"
