@@ -23,7 +23,7 @@ from profiling_worker.bundle.schema.spec import BACKEND_UNKNOWN
 from profiling_worker.bundle.paths import inside_bundle
 from profiling_worker.bundle.spreadsheet import spreadsheet_safe
 
-from app.core import numbers, spec_form, table_text
+from app.core import numbers, preflight, spec_form, table_text
 from profiling_worker.bundle.loader import Bundle
 from app.core.share.job import contention_figures, contention_title, host_timer_note
 from app.core.figures import theme
@@ -488,12 +488,20 @@ UNKNOWN_BACKEND_NOTE = ("Backend unknown: the imported files do not say whether 
                         "on the backends page.")
 
 
+def pass_note(bundle: Bundle) -> None:
+    """Under a job's caption, for a Pre-flight pass, the one line that says what it is and
+    what it measured (:func:`app.core.preflight.pass_line`): not the job's results."""
+    if (line := preflight.pass_line(bundle.spec)) is not None:
+        st.info(esc(line), icon=":material/flight_takeoff:")
+
+
 def bundle_caption(bundle: Bundle) -> None:
     """One line naming the job, its status, backend, GPU and what the durations measure; for a
     cpu job one warning line saying so instead (host wall-clock, not GPU) or, if it was timed
     on a contended CPU, one line (:func:`contention_title`) whose fold holds that warning, the
     contention's figures and what to do: the chart stays in sight at 1000x700 (a fresh user's
-    find: a box and a six-line paragraph stood above it on every page)."""
+    find: a box and a six-line paragraph stood above it on every page). A Pre-flight pass's
+    pages say so under it, in one line (:func:`app.core.preflight.pass_line`)."""
     env = bundle.manifest.get("environment") or {}
     gpu = gpu_name(env, bundle.gpu_index) or (
         "GPU not named in the files" if is_imported(bundle.manifest) else "no GPU")
@@ -502,6 +510,7 @@ def bundle_caption(bundle: Bundle) -> None:
     durations = "" if timer else f" · durations: {esc(bundle.measurement)}"
     st.caption(f"Job {code(bundle.job_id)} · {esc(status)} · backend "
                f"{esc(bundle.backend)} · {esc(gpu)}{durations}")
+    pass_note(bundle)
     if bundle.backend == BACKEND_UNKNOWN:
         st.info(UNKNOWN_BACKEND_NOTE, icon=":material/help:")
     detail = contention_figures(bundle, esc, spec_form.in_form_words)
