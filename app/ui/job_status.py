@@ -10,6 +10,7 @@ never keeps saying "queued" while the panel says "running".
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -50,6 +51,18 @@ def state_of(job_id: str, recorded: JobStatus | str) -> JobStatus:
     job = jobs_here().get(job_id)
     named(job)
     return job.status if job is not None else JobStatus(recorded)
+
+
+def as_named(bundle: Bundle) -> Bundle:
+    """``bundle`` with its job's state in the job manager as its status, where this server
+    holds the job in another state than its manifest says (the manifest lags the manager),
+    else ``bundle`` itself: for a document built from it, the job's report, whose caption,
+    cpu timer line and "no values yet" notes then say the state the pages say. Reads the
+    manager now and records nothing: a download is built outside any script run."""
+    job = cached.executors().get(bundle.job_id)
+    if job is None or job.status == bundle.status:
+        return bundle
+    return dataclasses.replace(bundle, manifest={**bundle.manifest, "status": job.status.value})
 
 
 def _remember(job_id: str, status: JobStatus, ready: str | None) -> None:

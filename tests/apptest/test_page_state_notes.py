@@ -2,18 +2,20 @@
 job panel do, while the manifest says another (issue 37: the manager sets a state before the
 manifest is rewritten, and the "No results yet: the job is running" notes of One kernel,
 the roofline, Cache and clock and Deep dive, the cpu timer's line under the caption and
-History's delete line read the manifest, about a second behind). Each manifest here is set to
+History's delete line read the manifest, about a second behind), nor does the job's report. Each manifest here is set to
 a state the manager left behind; nothing rewrites it until the job moves on."""
 
 from __future__ import annotations
 
 import re
+from html import escape
 
 from apptest_helpers import submit_cpu_matmul, unescape, wait_until
 from app.core.metrics import DURATIONS, no_values_text
 from app.core.pages import SECTIONS
 from app.core.provenance import host_timer_warning
-from app.ui import cached
+from app.core.share.build import job_report
+from app.ui import cached, job_status
 from profiling_worker.bundle.loader import load_bundle
 from profiling_worker.bundle.schema import owner
 from profiling_worker.bundle.schema.manifest import JobStatus, read_manifest, update_manifest
@@ -61,6 +63,10 @@ def _pages_follow(at, job: str, other: str, manager: JobStatus, manifest: JobSta
     }
     for page, sentence in expected.items():
         assert sentence in shown[page], (page, sentence, shown[page])
+    # the job's report (the Files page's download) says it as the pages do
+    report = job_report(job_status.as_named(load_bundle(store["results"] / job)))
+    assert f" · {manager.value} · " in report and f" · {manifest.value} · " not in report
+    assert escape(no_values_text(DURATIONS, manager)) in report
     if not manager.finished:
         assert any(job in line and f" is {manager.value}: " in line
                    for line in shown["deep_dive"]), shown["deep_dive"]
