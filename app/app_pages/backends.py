@@ -17,7 +17,7 @@ from app.core.views.backends import (EVENTS_ATTRIBUTION, EVENTS_WHY, WHY, backen
                                      kernel_counts_differ, recorded_apart,
                                      tool_version_difference, wall_frame)
 from app.core.views.compare import JobSummary, gate_refusals, refusal_text
-from app.ui import analysis, cached, panels, state
+from app.ui import analysis, cached, job_status, panels, state
 from app.core import frame_columns as F
 
 PAGE = "backends"  # widget keys of this page: state.key(PAGE, field)
@@ -52,7 +52,8 @@ def _status_words(job_id: str | None) -> str:
     info = by_id.get(job_id or "")
     if info is None:
         return "not a job of this dashboard's results"
-    done = "" if info.status == JobStatus.DONE else f" that is {JobStatus(info.status).value}"
+    status = job_status.state_of(info.job_id, info.status)  # the job panel's (issue 37)
+    done = "" if status == JobStatus.DONE else f" that is {status.value}"
     return f"a job of the {info.backend or 'unknown'} backend{done}"
 
 

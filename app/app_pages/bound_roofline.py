@@ -13,8 +13,8 @@ from app.core.views.bound import LATENCY_THRESHOLD_PCT, BoundOptions, bound_fram
 from app.core.views.roofline import (RATE_COLUMNS, RooflineOptions, rate_column,
                                      roofline_ceilings, roofline_frame, roofline_table)
 from app.core.metrics import SM_HZ
-from app.ui import (analysis, cached, deep_dive_action, notes, panels, rule_digest, run_audit,
-                    state)
+from app.ui import (analysis, cached, deep_dive_action, job_status, notes, panels, rule_digest,
+                    run_audit, state)
 
 BOUND = "bound"
 ROOFLINE = "roofline"
@@ -79,7 +79,8 @@ analysis.how_to_read(
     "BytesSource columns say which). Measured bytes of a GEMM exceed the minimum (tiles re-read), "
     "so its measured intensity sits left of the analytic one.")
 try:
-    points = roofline_frame(bundle, RooflineOptions())
+    # the job's state as the caption says it: the manager's, which the manifest lags
+    points = roofline_frame(bundle, RooflineOptions(), job_status.shown_status(bundle))
 except MissingData as exc:
     analysis.missing(exc)
 cols = st.columns(2)
@@ -90,7 +91,7 @@ bytes_source = cols[1].segmented_control("Bytes", ["auto", "measured", "analytic
 chosen = RooflineOptions(flops_source=flops_source, bytes_source=bytes_source)
 if chosen != RooflineOptions():
     try:
-        points = roofline_frame(bundle, chosen)
+        points = roofline_frame(bundle, chosen, job_status.shown_status(bundle))
     except MissingData as exc:
         analysis.missing(exc)
 undrawn = points[F.ARITHMETIC_INTENSITY].isna() | points[F.ACHIEVED_TFLOPS].isna()

@@ -10,7 +10,7 @@ from app.core.views.chart_units import cache_clock_table
 from app.core.views.cache_clock import (VARIANT_KEYS, cache_clock_frame, l2_bytes,
                                         no_variant_text, siblings, variant_label)
 from app.core import frame_columns as F
-from app.ui import analysis, cached, panels, run_audit, state
+from app.ui import analysis, cached, job_status, panels, run_audit, state
 from app.core.markdown import code, esc
 
 PAGE = "cache-clock"  # widget keys of this page: state.key(PAGE, field)
@@ -31,6 +31,8 @@ analysis.how_to_read(
 listed, _problems = cached.list_bundles()
 others = (cached.bundle_for(i.job_id) for i in siblings(bundle, listed)[1:])
 group = [bundle, *(b for b in others if b is not None)]
+# each job's state as the caption says it: the manager's, which the manifest lags
+statuses = {b.job_id: job_status.shown_status(b) for b in group}
 # the one rule of the form and the worker (backends.unused): a cpu job applies neither, a cupti
 # job no clock_control, so the advice to vary them was wrong for it (a fresh user's find: they
 # are greyed out in the form)
@@ -40,7 +42,7 @@ applies = f"applies no {' or '.join(unused)} (greyed out in the form, never sent
 if not used:  # no variant at all: said once, and no variant's name or DRAM bytes drawn
     st.info(no_variant_text(bundle.backend, esc))
     try:
-        cache_clock_frame(group)  # a job still running says when its values come
+        cache_clock_frame(group, statuses)  # a job still running says when its values come
     except MissingData as exc:
         analysis.missing(exc)
     panels.stop_page()
@@ -51,7 +53,7 @@ if len(group) == 1:
             f"this job again with the other {' or '.join(used)}."
             + (f" The {esc(bundle.backend)} backend {applies}." if unused else ""))
 try:
-    frame = cache_clock_frame(group)
+    frame = cache_clock_frame(group, statuses)
 except MissingData as exc:
     analysis.missing(exc)
 l2, source = l2_bytes(bundle)

@@ -83,15 +83,16 @@ analysis.header(
 bundles, _problems = cached.list_bundles()
 # a Pre-flight pass (2 calls, no warm-up) is a look at a job, not one to compare: the newest
 # done job, it was the default baseline, and the gate judged its 2 runs "ambiguous"
-passes = {b.job_id for b in bundles if preflight.is_pass(b.spec)}
+passes = {b.job_id: b.spec for b in bundles if preflight.is_pass(b.spec)}
 # done jobs, and those that kept part of their configs (compared on the configs both measured)
 ids = ([b.job_id for b in bundles if comparable_job(b.status, b.manifest)
         and b.job_id not in passes]
        or [b.job_id for b in bundles if b.job_id not in passes])
-if state.selected_job_id() in passes:
-    st.info(f"{code(state.selected_job_id())} is a Pre-flight pass ({preflight.CALLS} calls "
-            "without warm-up): passes are not compared. Its job, once run, is.",
-            icon=":material/info:")
+if (selected_pass := passes.get(state.selected_job_id() or "")) is not None:
+    # what the pass is, as every results page says it at its top (app.ui.panels.bundle_caption)
+    st.info(f"{esc(preflight.pass_line(selected_pass) or '')} {code(state.selected_job_id())} "
+            "is not compared, as no pass is; its job, once run, is.",
+            icon=":material/flight_takeoff:")
 if len(ids) < 1:
     st.info("No jobs to compare yet.")
     panels.stop_page()

@@ -6,14 +6,15 @@ import streamlit as st
 
 from profiling_worker.bundle.number_text import counted
 from profiling_worker.bundle.schema import backends as B, metrics as M
+from profiling_worker.bundle.schema.manifest import JobStatus
 
 from app.core import derived, metric_roles, numbers
 from app.core.bundle_files import explains_launches
 from app.core.figures.deep_dive import build_bars
 from app.core.markdown import code, esc
 from app.core.views import deep_dive as D
-from app.ui import (analysis, baselines, cached, deep_dive_action, panels, pm_timeline, rule_digest,
-                    state)
+from app.ui import (analysis, baselines, cached, deep_dive_action, job_status, panels, pm_timeline,
+                    rule_digest, state)
 
 PAGE = "deep-dive"  # widget keys of this page: state.key(PAGE, field)
 
@@ -35,14 +36,17 @@ analysis.how_to_read(
 
 @st.fragment(run_every=3)
 def _wait_for(job_id: str) -> None:
+    """Say that the job has not ended, in the state the caption says (the job manager's, which
+    the manifest lags), until it ends; then run the page again."""
     job = cached.bundle_for(job_id)
-    if job is not None and job.status.finished:
+    status = job_status.state_of(job_id, job.status if job is not None else JobStatus.QUEUED)
+    if status.finished:
         st.rerun()
-    st.info(f"Job {code(job_id)} is {esc(job.status.value if job else 'queued')}: this page "
-            "shows its deep dive when it is done.", icon=":material/hourglass_top:")
+    st.info(f"Job {code(job_id)} is {esc(status.value)}: this page shows its deep dive when it "
+            "is done.", icon=":material/hourglass_top:")
 
 
-if not bundle.status.finished:
+if not job_status.shown_status(bundle).finished:
     _wait_for(bundle.job_id)
     panels.stop_page()
 if not explains_launches(bundle):

@@ -49,6 +49,7 @@ manifest = bundle.manifest
 backend = {k: v for k, v in (manifest.get("backend") or {}).items() if k != "device_attributes"}
 st.caption(f"Job {code(bundle.job_id)} · {esc(job_status.shown_status(bundle))} · durations: "
            f"{esc(bundle.measurement)}")
+panels.pass_note(bundle)
 panels.table(pd.DataFrame(environment_rows(manifest.get("environment") or {}, backend,
                                            bundle.gpu_index)),
              key=state.key(PAGE, "job"))

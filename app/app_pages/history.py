@@ -97,8 +97,9 @@ def _render_actions(row: hx.HistoryRow, all_tags: list[str]) -> None:
     if row.source != "local":
         st.caption("Bundled with the app: read-only, cannot be deleted.")
         return
-    if row.status in hx.ACTIVE_STATUSES:
-        st.caption(f"The job is {esc(row.status)}: cancel it before deleting it.")
+    status = job_status.state_of(row.job_id, row.status)  # the job panel's (issue 37)
+    if status in hx.ACTIVE_STATUSES:
+        st.caption(f"The job is {esc(status)}: cancel it before deleting it.")
         return
     if st.session_state.get(CONFIRM) != row.job_id:
         st.button("Delete…", key=state.key(PAGE, "delete"), icon=":material/delete:",

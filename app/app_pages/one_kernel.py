@@ -14,7 +14,7 @@ from app.core.views.run_audit import PAGE_EVIDENCE, audit_not_read_note, pair_fa
 from app.core.views.one_kernel import (OneKernelOptions, annotation_configs,
                                        one_kernel_frame, one_kernel_launches_frame,
                                        one_kernel_summary)
-from app.ui import analysis, cached, notes, panels, state
+from app.ui import analysis, cached, job_status, notes, panels, state
 from app.ui.controls_later import Later
 from app.core.markdown import code, esc
 
@@ -42,7 +42,8 @@ def show_scope() -> None:
 
 
 try:
-    choices = annotation_configs(bundle)
+    # the job's state as the caption says it: the manager's, which the manifest lags
+    choices = annotation_configs(bundle, job_status.shown_status(bundle))
 except MissingData as exc:
     show_scope()
     analysis.missing(exc)

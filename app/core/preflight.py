@@ -58,6 +58,23 @@ def is_pass(spec: JobSpec | PartialSpec | None) -> bool:
     return spec is not None and str(spec.label or "").startswith(LABEL)
 
 
+def pass_line(spec: JobSpec | PartialSpec | None) -> str | None:
+    """The one line at the top of every results page of a Pre-flight pass (:func:`is_pass`):
+    what it is (a pass of which job) and what it measured (:data:`CALLS` calls of each config,
+    the first without warm-up, or a pilot's runs until its target held), so that its pages do
+    not read as the job's results (issue 37: only the Job box said "Pre-flight pass"). None
+    for any other job."""
+    if spec is None or not is_pass(spec):
+        return None
+    of = str(spec.label).removeprefix(LABEL).removeprefix(" of ").strip()
+    calls = (f"{CALLS} calls" if getattr(spec, "run_target", None) is None
+             else "runs until its run target held (its pilot for Nsight Compute's runs)")
+    configs = numbers.counted(len(spec.configs), "config")
+    return (f"{PASS_WORDS} of {of or ', '.join(spec.kernels)}: {calls} of each of its {configs} "
+            f"on the {spec.backend} backend, the first without warm-up, to count launches and "
+            "estimate the job's time; a quick look, not the job's results.")
+
+
 def preflight_spec(planned: JobSpec, pilot: bool = False) -> JobSpec:
     """The pre-flight job of ``planned``: its kernels, configs, annotations, GPU, cache control
     and ignored kernels (and a cpu job's torch threads, which its times depend on);

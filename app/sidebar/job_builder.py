@@ -608,7 +608,7 @@ def unrated_note() -> str | None:
     said = st.session_state.get(state.BUILDER_NOTICE_NOTE)
     if said is None or said[0] != st.session_state.get(state.BUILDER_NOTICE):
         return None
-    job = cached.executors().get(said[0])
+    job = job_status.jobs_here().get(said[0])  # the run's snapshot, as the panel's
     if job is None or not job.active:
         return None
     job_status.named(job)

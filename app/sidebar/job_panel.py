@@ -80,11 +80,14 @@ def warning_head(warning: str) -> str:
 
 def render_job_panel(manager: Executor) -> None:
     """Draw the panel; it polls the manager once a second while any job is active, else every
-    :data:`IDLE_POLL_S`."""
+    :data:`IDLE_POLL_S`. ``manager``: :func:`app.ui.cached.executors`, whose jobs it reads
+    through :func:`app.ui.job_status.jobs_here` (in a full run of the app, the snapshot its
+    page and Job box said)."""
 
     @st.fragment(run_every=POLL_S if manager.active() else IDLE_POLL_S)
     def _panel() -> None:
-        jobs = manager.snapshot()
+        # the full run's snapshot, which its page and Job box said, or a tick's fresh one
+        jobs = list(job_status.jobs_here().values())
         if job_status.page_behind(jobs):
             st.rerun()  # the page named an earlier state of a job: draw it again
         active = any(j.active for j in jobs)

@@ -16,7 +16,7 @@ from profiling_worker.bundle.schema.spec import FieldError, JobSpec, validate_sp
 
 from app.core import job_size, numbers, preflight, spec_form
 from app.core.markdown import esc
-from app.ui import cached, state
+from app.ui import cached, job_status, state
 
 #: What the button does, in its help.
 HELP = (f"Queues a quick pass first: {preflight.CALLS} calls of each config, the first with no "
@@ -86,21 +86,27 @@ def done_seconds(spec: JobSpec) -> float | None:
 
 
 def render_preflight() -> None:
-    """The Pre-flight expander: the pass's state while it runs, then its findings."""
+    """The Pre-flight expander: the pass's state while it waits or runs, as the job panel says
+    it (the job manager's, which the manifest lags: :func:`app.ui.job_status.state_of`; it said
+    "running" of a queued pass), then its findings."""
     entry = st.session_state.get(state.BUILDER_PREFLIGHT)
     if not entry:
         return
     with st.expander("Pre-flight", expanded=True, key=state.key("builder", "preflight-box")):
         bundle = cached.bundle_for(entry["job"])
-        if bundle is None or bundle.status in (JobStatus.QUEUED, JobStatus.RUNNING):
-            st.info(f"Pre-flight job {esc(entry['job'])} is running ({preflight.CALLS} calls "
+        status = job_status.state_of(entry["job"], JobStatus.QUEUED if bundle is None
+                                     else bundle.status)
+        if bundle is None or not status.finished:
+            st.info(f"Pre-flight job {esc(entry['job'])} is {status} ({preflight.CALLS} calls "
                     "per config); its findings appear here when it is done.",
                     icon=":material/hourglass_top:")
             return
-        if bundle.status != JobStatus.DONE:
+        if status != JobStatus.DONE:
             err = bundle.error or {}
-            st.error(f"Pre-flight {esc(str(bundle.status))}: {esc(err.get('message', ''))}",
+            st.error(f"Pre-flight {esc(str(status))}: {esc(err.get('message', ''))}",
                      icon=":material/error:")
+            return
+        if bundle.status != JobStatus.DONE:  # its final manifest is not read yet: next run
             return
         planned = validate_spec(entry["planned"])
         if entry.get("ncu_form"):

@@ -10,10 +10,12 @@ never keeps saying "queued" while the panel says "running".
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable, Mapping
 from typing import Any
 
 import streamlit as st
+from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from profiling_worker.bundle.schema import partial
 from profiling_worker.bundle.schema.manifest import JobStatus, ManifestError, read_manifest
@@ -27,15 +29,40 @@ from app.ui import cached, state
 
 
 def shown_status(bundle: Bundle) -> JobStatus:
-    """The job manager's state of ``bundle``'s job when this server has it, else the
-    manifest's; remembered, with whether a running job's result is ready (its runs and
-    aggregated tables written, issue 40), for :func:`page_behind` until the next full run of
-    the app."""
-    job = cached.executors().get(bundle.job_id)
+    """The job manager's state of ``bundle``'s job when this server has it (:func:`jobs_here`),
+    else the manifest's; remembered, with whether a running job's result is ready (its runs
+    and aggregated tables written, issue 40), for :func:`page_behind` until the next full run
+    of the app."""
+    job = jobs_here().get(bundle.job_id)
     status = job.status if job is not None else bundle.status
     ready = job.result_ready if job is not None else bundle.result_ready
     _remember(bundle.job_id, status, ready)
     return status
+
+
+def state_of(job_id: str, recorded: JobStatus | str) -> JobStatus:
+    """The state a page names for the job ``job_id`` of a listing or index row (``recorded``:
+    its manifest's status): the job manager's when this server holds the job, as
+    :func:`shown_status` says it for a loaded bundle, and remembered for :func:`page_behind`
+    alike (:func:`named`); else ``recorded``.
+
+    Raises:
+        ValueError: ``recorded`` is no status and the manager does not hold the job."""
+    job = jobs_here().get(job_id)
+    named(job)
+    return job.status if job is not None else JobStatus(recorded)
+
+
+def as_named(bundle: Bundle) -> Bundle:
+    """``bundle`` with its job's state in the job manager as its status, where this server
+    holds the job in another state than its manifest says (the manifest lags the manager),
+    else ``bundle`` itself: for a document built from it, the job's report, whose caption,
+    cpu timer line and "no values yet" notes then say the state the pages say. Reads the
+    manager now and records nothing: a download is built outside any script run."""
+    job = cached.executors().get(bundle.job_id)
+    if job is None or job.status == bundle.status:
+        return bundle
+    return dataclasses.replace(bundle, manifest={**bundle.manifest, "status": job.status.value})
 
 
 def _remember(job_id: str, status: JobStatus, ready: str | None) -> None:
@@ -46,8 +73,30 @@ def _remember(job_id: str, status: JobStatus, ready: str | None) -> None:
 
 
 def jobs_here() -> dict[str, Job]:
-    """This server's executors' jobs by id: one snapshot, the job panel's source."""
+    """This server's executors' jobs by id, oldest first: one snapshot per full run of the app,
+    which the page, the Job box and the job panel's run within it all read, so that none of
+    them says a state the others do not (the page runs first, the panel last, 0.2-0.3 s later:
+    a job that moved on between them was said in two states, and the page's, overwritten in
+    :func:`page_behind`'s record by the later one, was never drawn again). A run of a fragment
+    alone (the panel's tick, Deep dive's wait) reads a fresh one: the panel compares it with
+    what the full run named and reruns the app when a job moved on."""
+    if _fragment_run():
+        return _snapshot()
+    held: dict[str, Job] | None = st.session_state.get(state.RUN_JOBS)
+    if held is None:
+        held = st.session_state[state.RUN_JOBS] = _snapshot()
+    return held
+
+
+def _snapshot() -> dict[str, Job]:
+    """This server's executors' jobs by id, as they are now (copies)."""
     return {job.job_id: job for job in cached.executors().snapshot()}
+
+
+def _fragment_run() -> bool:
+    """Whether this script run runs fragments alone (a fragment's own rerun), not the app."""
+    ctx = get_script_run_ctx()
+    return bool(ctx is not None and ctx.fragment_ids_this_run)
 
 
 def status_words(recorded: JobStatus, manifest: Mapping[str, Any], job: Job | None,
@@ -102,8 +151,10 @@ def page_state(status: JobStatus, result_ready: str | None) -> str:
 
 
 def forget_shown() -> None:
-    """Start of a full run of the app: the page about to be drawn has named nothing yet."""
+    """Start of a full run of the app: the page about to be drawn has named nothing yet, and
+    this run reads this server's jobs afresh (:func:`jobs_here`)."""
     st.session_state.pop(state.PAGE_JOB_STATUS, None)
+    st.session_state.pop(state.RUN_JOBS, None)
 
 
 def page_behind(jobs: Iterable[Job]) -> bool:

@@ -23,7 +23,7 @@ from profiling_worker.bundle.schema.spec import BACKEND_UNKNOWN
 from profiling_worker.bundle.paths import inside_bundle
 from profiling_worker.bundle.spreadsheet import spreadsheet_safe
 
-from app.core import numbers, spec_form, table_text
+from app.core import numbers, preflight, spec_form, table_text
 from profiling_worker.bundle.loader import Bundle
 from app.core.share.job import contention_figures, contention_title, host_timer_note
 from app.core.figures import theme
@@ -408,20 +408,24 @@ def render_bundle_error(bundle: Bundle) -> None:
     """The manifest error of a failed/interrupted job, if it has one; a cancelled job gets a
     neutral note (a cancel is the user's choice, not an error). A job that kept part of its
     configs (a cancel, a kernel that raised at some) says first what it measured and what not
-    (:func:`profiling_worker.bundle.schema.partial.note`): the page draws those configs."""
+    (:func:`profiling_worker.bundle.schema.partial.note`): the page draws those configs.
+    Its end is said once the caption says it (:func:`app.ui.job_status.shown_status`): the
+    worker writes its final manifest before the job manager settles the job, and the job panel
+    reruns the page when it does."""
     err = bundle.error
     short = partial.note(bundle.manifest)
+    status = job_status.shown_status(bundle)
     # a kernel that raised at some configs: its error is the note's failure again (a fresh
     # user read it twice, a warning and a red box): one box says both
-    one_box = bool(short and err and bundle.status == JobStatus.FAILED
+    one_box = bool(short and err and status == JobStatus.FAILED
                    and err.get("kind") == KernelFailed.kind)
     if short and not one_box:
         st.warning(esc(short), icon=":material/rule:")
-    if bundle.status == JobStatus.CANCELLED:
+    if status == JobStatus.CANCELLED:
         if not short:
             said = partial.cancel_said(bundle.manifest)
             st.info(esc(cancelled_banner(said)), icon=":material/cancel:")
-    elif err:
+    elif err and status.finished:
         render_error(str(short if one_box else err.get("message", "")), err.get("hint"),
                      err.get("log_tail"), kind=err.get("kind"))
     data_notes(bundle)
@@ -484,19 +488,29 @@ UNKNOWN_BACKEND_NOTE = ("Backend unknown: the imported files do not say whether 
                         "on the backends page.")
 
 
+def pass_note(bundle: Bundle) -> None:
+    """Under a job's caption, for a Pre-flight pass, the one line that says what it is and
+    what it measured (:func:`app.core.preflight.pass_line`): not the job's results."""
+    if (line := preflight.pass_line(bundle.spec)) is not None:
+        st.info(esc(line), icon=":material/flight_takeoff:")
+
+
 def bundle_caption(bundle: Bundle) -> None:
     """One line naming the job, its status, backend, GPU and what the durations measure; for a
     cpu job one warning line saying so instead (host wall-clock, not GPU) or, if it was timed
     on a contended CPU, one line (:func:`contention_title`) whose fold holds that warning, the
     contention's figures and what to do: the chart stays in sight at 1000x700 (a fresh user's
-    find: a box and a six-line paragraph stood above it on every page)."""
+    find: a box and a six-line paragraph stood above it on every page). A Pre-flight pass's
+    pages say so under it, in one line (:func:`app.core.preflight.pass_line`)."""
     env = bundle.manifest.get("environment") or {}
     gpu = gpu_name(env, bundle.gpu_index) or (
         "GPU not named in the files" if is_imported(bundle.manifest) else "no GPU")
-    timer = host_timer_note(bundle)  # says what the durations are: not said twice
+    status = job_status.shown_status(bundle)  # the job panel's state: the manifest lags it
+    timer = host_timer_note(bundle, status)  # says what the durations are: not said twice
     durations = "" if timer else f" · durations: {esc(bundle.measurement)}"
-    st.caption(f"Job {code(bundle.job_id)} · {esc(job_status.shown_status(bundle))} · backend "
+    st.caption(f"Job {code(bundle.job_id)} · {esc(status)} · backend "
                f"{esc(bundle.backend)} · {esc(gpu)}{durations}")
+    pass_note(bundle)
     if bundle.backend == BACKEND_UNKNOWN:
         st.info(UNKNOWN_BACKEND_NOTE, icon=":material/help:")
     detail = contention_figures(bundle, esc, spec_form.in_form_words)

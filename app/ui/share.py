@@ -9,7 +9,7 @@ from app import settings
 from profiling_worker.bundle.loader import Bundle
 from app.core.share.build import comparison_report
 from app.services.share_report import job_report_html
-from app.ui import state
+from app.ui import job_status, state
 
 HELP = ("One HTML file that opens offline in any browser: every chart of the pages "
         "(interactive), their tables, the notes and the provenance{what}. Head-less: "
@@ -17,11 +17,12 @@ HELP = ("One HTML file that opens offline in any browser: every chart of the pag
 
 
 def job_button(bundle: Bundle) -> None:
-    """Download the job's report (charts, tables, notes, deep dive, rules, provenance)."""
+    """Download the job's report (charts, tables, notes, deep dive, rules, provenance), in
+    the state the pages say its job is in (:func:`app.ui.job_status.as_named`)."""
     st.download_button(
         "Download the report (self-contained HTML)", key=state.key("files", "report"),
         on_click="ignore",
-        data=lambda: job_report_html(bundle, settings.worker_python(),
+        data=lambda: job_report_html(job_status.as_named(bundle), settings.worker_python(),
                                      settings.worker_env()).encode("utf-8"),
         file_name=f"{bundle.job_id}-report.html", mime="text/html", icon=":material/share:",
         help=HELP.format(what=", the deep dive and the rule digest where the job has a "

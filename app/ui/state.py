@@ -37,6 +37,7 @@ UNKNOWN_PAGE = "nav-unknown-page"
 PANEL_WAS_ACTIVE = "panel-was-active"
 PANEL_SCROLLED = "panel-scrolled"  # the job whose card the sidebar was scrolled to, once
 PAGE_JOB_STATUS = "page-job-status"  # job id -> the state the page named this run
+RUN_JOBS = "run-jobs"  # this server's jobs as this full run of the app read them (job_status)
 LAST_LISTING = "cached-last-listing"  # the store's jobs as app.ui.cached.list_bundles last read
 OWN_JOBS = "own-jobs"  # ids of the jobs this browser session submitted, oldest first
 #: page -> {job: {widget key: the user's pick}}: the picks of :func:`remember_picks`

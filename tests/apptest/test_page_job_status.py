@@ -99,3 +99,42 @@ def test_the_job_box_and_history_say_the_panels_state_while_the_manifest_lags(st
     table = at.dataframe[0].value
     assert dict(zip(table["Job"], table["Status"]))[job] == panel
     assert at.session_state["page-job-status"] == {job: "done"}  # the panel reruns on a change
+
+
+def test_a_state_that_moves_during_a_run_is_said_once_by_page_box_and_panel(store, app,
+                                                                              monkeypatch) -> None:
+    """Issue 37: the page runs first and the Job box and the panel's card 0.2-0.3 s later, each
+    reading the job manager: a job that moved on between them was said in two states, and the
+    page's earlier one was never drawn again (the Job box's later record replaced it, so the
+    panel saw nothing behind). Here a queued job is cancelled after the page drew, before the
+    Job box: the run says one state everywhere (one snapshot per full run), records it, and
+    the panel's next tick, finding the manager past it, reruns the app, which says the new
+    one (AppTest ticks no fragment: the rerun is a run)."""
+    from app.sidebar import job_selector
+
+    at = app()
+    first = submit_cpu_matmul(at, "512", 5000)  # minutes of runs: the second waits
+    manager = cached.job_manager()
+    second = submit_cpu_matmul(at, "511", 5000)
+    real = job_selector.render_job_selector
+    moved: list[str] = []
+
+    def cancel_second(*args):  # type: ignore[no-untyped-def]
+        if not moved:  # after the page drew, before the Job box and the panel
+            manager.cancel(second)
+            moved.append(str(manager.wait(second, 60)))
+        return real(*args)
+
+    monkeypatch.setattr(job_selector, "render_job_selector", cancel_second)
+    try:
+        at.run()
+        assert moved == ["cancelled"]
+        box = _state_of(at.sidebar.selectbox(key="sidebar-job").label)
+        assert (*_states(at, second), box) == ("queued",) * 3
+        assert at.session_state["page-job-status"] == {second: "queued"}  # behind: the tick
+        at.run()
+        box = _state_of(at.sidebar.selectbox(key="sidebar-job").label)
+        assert (*_states(at, second), box) == ("cancelled",) * 3
+    finally:
+        manager.cancel(first)
+    assert manager.wait(first, 120) == "cancelled"

@@ -368,3 +368,37 @@ def test_the_no_rate_note_goes_on_the_panels_run_after_its_job_ends(store, app,
     assert note not in [unescape(c.value) for c in at.sidebar.caption]
     manager.cancel(after)
     manager.wait(after, 60)
+
+
+def test_a_waiting_pass_is_said_in_the_job_panels_state(store, app) -> None:
+    """Issue 37: the Pre-flight box said "running" of a pass queued behind a job, reading the
+    manifest; it says the job manager's state, as the pass's card in the job panel does, also
+    when the manifest says another, and a cancelled pass as cancelled."""
+    from apptest_helpers import submit_cpu_matmul
+
+    from profiling_worker.bundle.schema.manifest import JobStatus, update_manifest
+
+    def box(at) -> str:  # type: ignore[no-untyped-def]
+        (said,) = [unescape(str(b.value)) for b in [*at.sidebar.info, *at.sidebar.error]
+                   if "Pre-flight" in str(b.value)]
+        return said
+
+    at = app()
+    first = submit_cpu_matmul(at, "512", 5000)  # minutes of runs: the pass waits
+    manager = cached.job_manager()
+    at.text_input(key="builder-sizes").set_value("32")
+    at.button(key="builder-preflight").click().run()
+    quick = at.session_state[state.BUILDER_PREFLIGHT]["job"]
+    try:
+        assert manager.get(quick).status == JobStatus.QUEUED
+        update_manifest(store["results"] / quick, lambda m: {**m, "status": "running"})
+        at.run()
+        assert f"Pre-flight job {quick} is {JobStatus.QUEUED} (" in box(at)
+        manager.cancel(quick)
+        assert manager.wait(quick, 60) == JobStatus.CANCELLED
+        update_manifest(store["results"] / quick, lambda m: {**m, "status": "running"})
+        at.run()
+        assert box(at).startswith(f"Pre-flight {JobStatus.CANCELLED}:")
+    finally:
+        manager.cancel(first)
+    assert manager.wait(first, 120) == JobStatus.CANCELLED

@@ -12,6 +12,7 @@ import pandas as pd
 from profiling_worker.bundle.number_text import when_text
 from profiling_worker.bundle.schema import backends as B, columns as C
 from profiling_worker.bundle.schema.spec import JobSpec
+from profiling_worker.bundle.schema.manifest import JobStatus
 
 from profiling_worker.bundle.loader import Bundle
 from app.core import numbers
@@ -40,9 +41,12 @@ def caption(bundle: Bundle) -> str:
             f"durations: {bundle.measurement}")
 
 
-def host_timer_note(bundle: Bundle) -> str | None:
-    """The warning every page of a cpu job shows under its caption (None for a GPU timer)."""
-    return host_timer_warning(bundle.status, bundle.cpu_threads) if bundle.host_timer else None
+def host_timer_note(bundle: Bundle, status: JobStatus | None = None) -> str | None:
+    """The warning every page of a cpu job shows under its caption (None for a GPU timer), in
+    the tense of ``status``: the job's state as the caption says it (a page: the job
+    manager's, which the manifest lags), None: the manifest's."""
+    return host_timer_warning(status or bundle.status, bundle.cpu_threads) \
+        if bundle.host_timer else None
 
 
 def contention_note(bundle: Bundle, escape: Callable[[str], str] = str,

@@ -14,7 +14,7 @@ control cannot matter.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Protocol
 
@@ -110,13 +110,13 @@ def l2_bytes(bundle: Bundle) -> tuple[float | None, str]:
     return None, "unknown (no device attribute in this job)"
 
 
-def _one(bundle: Bundle) -> pd.DataFrame:
+def _one(bundle: Bundle, status: JobStatus) -> pd.DataFrame:
     metrics = (bundle.duration_metric, M.GPC_HZ, *M.DRAM_TRAFFIC)
     wide = wide_means(bundle, metrics)
     work = bundle.table(C.TABLE_WORK)
     if wide.empty or wide[bundle.duration_metric].isna().all():
-        raise MissingData(no_values_text(f"durations of job {bundle.job_id}", bundle.status,
-                                             error=bundle.error))
+        raise MissingData(no_values_text(f"durations of job {bundle.job_id}", status,
+                                         error=bundle.error))
     if not work.empty:
         wide = wide.merge(work[[C.ANNOTATION, C.CONFIG, C.BYTES]], on=[C.ANNOTATION, C.CONFIG],
                           how="left")
@@ -137,8 +137,12 @@ def _one(bundle: Bundle) -> pd.DataFrame:
     return with_outcome(with_labels(out, bundle.parameters), bundle)
 
 
-def cache_clock_frame(bundles: Sequence[Bundle]) -> pd.DataFrame:
-    """One row per variant x annotation x config.
+def cache_clock_frame(bundles: Sequence[Bundle],
+                      statuses: Mapping[str, JobStatus] | None = None) -> pd.DataFrame:
+    """One row per variant x annotation x config. ``statuses``: job id -> the job's state as
+    the page names it (:func:`app.ui.job_status.shown_status`: the job manager's, ahead of the
+    manifest), which the sentence of a job without durations says; a job left out: the
+    manifest's.
 
     Returns:
         Variant, Job, Annotation, Config, <params>, WorkingSetBytes (analytic, bytes), TimeNs,
@@ -151,7 +155,9 @@ def cache_clock_frame(bundles: Sequence[Bundle]) -> pd.DataFrame:
     Raises:
         MissingData: a bundle has no duration values.
     """
-    frame = pd.concat([_one(b) for b in bundles], ignore_index=True)
+    said = statuses or {}
+    frame = pd.concat([_one(b, said.get(b.job_id, b.status)) for b in bundles],
+                      ignore_index=True)
     first = frame[frame[F.VARIANT] == frame[F.VARIANT].iloc[0]]
     ref = first.set_index([C.ANNOTATION, F.CONFIG_LABEL])[F.TIME_NS]
     keys = pd.MultiIndex.from_frame(frame[[C.ANNOTATION, F.CONFIG_LABEL]])

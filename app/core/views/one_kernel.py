@@ -74,16 +74,21 @@ class KernelSummary:
     throughput_unit: str
 
 
-def annotation_configs(bundle: Bundle) -> dict[str, dict[int, str]]:
-    """Annotation -> {Config index: ``n=512`` label}, in table order.
+def annotation_configs(bundle: Bundle, status: JobStatus | None = None
+                       ) -> dict[str, dict[int, str]]:
+    """Annotation -> {Config index: ``n=512`` label}, in table order. ``status``: the job's
+    state as the page names it (the job manager's for this server's jobs, which runs ahead of
+    the manifest: :func:`app.ui.job_status.shown_status`), which the no-results sentence says;
+    None: the manifest's.
 
     Raises:
         MissingData: the job has no aggregated rows.
     """
     agg = bundle.table(C.TABLE_AGGREGATED)
     if agg.empty or C.ANNOTATION not in agg:
-        if bundle.status is not JobStatus.DONE:  # when they come, if they come
-            raise MissingData(no_values_text("results", bundle.status, "the table", bundle.error))
+        status = status or bundle.status
+        if status is not JobStatus.DONE:  # when they come, if they come
+            raise MissingData(no_values_text("results", status, "the table", bundle.error))
         raise MissingData("This job has no aggregated results.",
                           "Pick a job that finished (status done).")
     out: dict[str, dict[int, str]] = {}

@@ -80,8 +80,11 @@ def _tflops(flops: float, time_ns: float) -> float:
     return flops / time_ns / 1e3 if time_ns > 0 else float("nan")
 
 
-def roofline_frame(bundle: Bundle, options: RooflineOptions) -> pd.DataFrame:
-    """One roofline point per annotation x config.
+def roofline_frame(bundle: Bundle, options: RooflineOptions,
+                   status: JobStatus | None = None) -> pd.DataFrame:
+    """One roofline point per annotation x config. ``status``: the job's state as the page
+    names it (:func:`app.ui.job_status.shown_status`: the job manager's, ahead of the
+    manifest), which the sentence of a job without durations says; None: the manifest's.
 
     Returns:
         Annotation, Config, <params>, ConfigLabel, Dtype, Flops, FlopsSource, Bytes,
@@ -105,9 +108,9 @@ def roofline_frame(bundle: Bundle, options: RooflineOptions) -> pd.DataFrame:
     present = set(available_metrics(bundle))
     wide = wide_means(bundle, tuple(m for m in metrics if m in present))
     if wide.empty or bundle.duration_metric not in wide:
-        if bundle.status is not JobStatus.DONE:  # when they come, if they come
-            raise MissingData(no_values_text(DURATIONS, bundle.status, "the roofline",
-                                               bundle.error))
+        status = status or bundle.status
+        if status is not JobStatus.DONE:  # when they come, if they come
+            raise MissingData(no_values_text(DURATIONS, status, "the roofline", bundle.error))
         raise MissingData("This job has no durations to put on a roofline.",
                           "Pick a job that finished.")
     work = bundle.table(C.TABLE_WORK)
