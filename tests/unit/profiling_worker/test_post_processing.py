@@ -91,6 +91,33 @@ def test_write_result_tables_returns_what_it_wrote(tmp_path: Path) -> None:
                                       check_dtype=False)
 
 
+def test_the_tables_before_the_mark_are_the_frames_and_the_trace_comes_after_it(
+        tmp_path: Path) -> None:
+    """Issue 40 (session 27): runs and aggregated, written from their columns, are handed to
+    the checks as exactly the frames launches_to_runs and aggregate_runs make (values and
+    dtypes); the NVML trace, given as what makes it (the sampler's ``frame``), is made after
+    the result-ready call, and written as given."""
+    from profiling_worker.bundle.stats.aggregate import aggregate_runs, launches_to_runs
+
+    rec = bench.load_recorded(REPO / "app" / "bundled" / "h200-cupti-j1-fp16")
+    order: list[str] = []
+    nvml = rec.inputs["nvml"]
+
+    def trace() -> pd.DataFrame:
+        order.append("trace")
+        return nvml
+
+    written = bench.results.write_result_tables(
+        tmp_path, rec.spec, rec.registry, rec.annotations,
+        **{**rec.inputs, "nvml": trace}, ready=lambda: order.append("ready"))
+    assert order == ["ready", "trace"]
+    params = list(rec.spec.parameter_names)
+    runs = launches_to_runs(rec.inputs["launches"], params)
+    pd.testing.assert_frame_equal(written[C.TABLE_RUNS], runs)
+    pd.testing.assert_frame_equal(written[C.TABLE_AGGREGATED], aggregate_runs(runs, params))
+    assert written[C.TABLE_NVML] is nvml
+
+
 def test_each_file_is_written_once_the_runs_first_the_manifest_last(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Issue 40: no table written twice; what the dashboard draws first (runs, aggregated) is
