@@ -48,14 +48,16 @@ def write_result_tables(job_dir: Path, spec: JobSpec, registry: Registry,
                         nvml: pd.DataFrame | Callable[[], pd.DataFrame],
                         collectors: pd.DataFrame | None,
                         unattributed: pd.DataFrame | None = None,
-                        launch_times: pd.DataFrame | None = None,
+                        launch_times: (pd.DataFrame | Callable[[], pd.DataFrame | None]
+                                       | None) = None,
                         ready: Callable[[], None] | None = None) -> dict[str, pd.DataFrame]:
     """Write runs and aggregated (what the dashboard draws first), call ``ready`` (the run
     path's :func:`mark_result_ready`: the result is on disk), then write launches, work,
     nvml_trace and collectors (Parquet, each file once),
     ``unattributed`` when some launches belong to no config or no annotation, and
     ``launch_times`` when the backend saw each launch's start and end (CUPTI).
-    ``nvml``: the trace, or what makes it (the sampler's ``frame``: made after ``ready``).
+    ``nvml``: the trace, or what makes it (the sampler's ``frame``: made after ``ready``), as
+    ``launch_times`` may be (the CUPTI backend's).
 
     Returns:
         The tables written (name -> frame), for :func:`finish_bundle`'s checks.
@@ -88,8 +90,9 @@ def write_result_tables(job_dir: Path, spec: JobSpec, registry: Registry,
         written[C.TABLE_COLLECTORS] = write_empty_table(job_dir, C.TABLE_COLLECTORS, params)
     if unattributed is not None and not unattributed.empty:
         write(C.TABLE_UNATTRIBUTED, unattributed)
-    if launch_times is not None and not launch_times.empty:
-        write(C.TABLE_LAUNCH_TIMES, launch_times)
+    times = launch_times() if callable(launch_times) else launch_times
+    if times is not None and not times.empty:
+        write(C.TABLE_LAUNCH_TIMES, times)
     return written
 
 

@@ -11,6 +11,7 @@ import importlib.util
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 import pytest
@@ -95,27 +96,30 @@ def test_the_tables_before_the_mark_are_the_frames_and_the_trace_comes_after_it(
         tmp_path: Path) -> None:
     """Issue 40 (session 27): runs and aggregated, written from their columns, are handed to
     the checks as exactly the frames launches_to_runs and aggregate_runs make (values and
-    dtypes); the NVML trace, given as what makes it (the sampler's ``frame``), is made after
-    the result-ready call, and written as given."""
+    dtypes); the NVML trace and the launch times, given as what makes them (the sampler's
+    ``frame``, the CUPTI backend's), are made after the result-ready call and written as
+    given (a live CUPTI job's recorded inputs: both tables)."""
     from profiling_worker.bundle.stats.aggregate import aggregate_runs, launches_to_runs
 
-    rec = bench.load_recorded(REPO / "app" / "bundled" / "h200-cupti-j1-fp16")
+    rec = bench.load_recorded(REPO / "app" / "bundled" / "h200-cupti-gate-base")
     order: list[str] = []
-    nvml = rec.inputs["nvml"]
+    given = {name: rec.inputs[name] for name in ("nvml", "launch_times")}
+    assert all(frame is not None and not frame.empty for frame in given.values())
 
-    def trace() -> pd.DataFrame:
-        order.append("trace")
-        return nvml
+    def maker(name: str) -> Any:
+        return lambda: order.append(name) or given[name]
 
     written = bench.results.write_result_tables(
         tmp_path, rec.spec, rec.registry, rec.annotations,
-        **{**rec.inputs, "nvml": trace}, ready=lambda: order.append("ready"))
-    assert order == ["ready", "trace"]
+        **{**rec.inputs, **{name: maker(name) for name in given}},
+        ready=lambda: order.append("ready"))
+    assert order == ["ready", "nvml", "launch_times"]
     params = list(rec.spec.parameter_names)
     runs = launches_to_runs(rec.inputs["launches"], params)
     pd.testing.assert_frame_equal(written[C.TABLE_RUNS], runs)
     pd.testing.assert_frame_equal(written[C.TABLE_AGGREGATED], aggregate_runs(runs, params))
-    assert written[C.TABLE_NVML] is nvml
+    assert written[C.TABLE_NVML] is given["nvml"]
+    assert written[C.TABLE_LAUNCH_TIMES] is given["launch_times"]
 
 
 def test_each_file_is_written_once_the_runs_first_the_manifest_last(
