@@ -270,7 +270,8 @@ def write_table(bundle_dir: str | os.PathLike[str], name: str, frame: pd.DataFra
 
 
 def write_columns(bundle_dir: str | os.PathLike[str], name: str,
-                  table: Mapping[str, Any] | pd.DataFrame) -> pd.DataFrame | None:
+                  table: Mapping[str, Any] | pd.DataFrame,
+                  frame: pd.DataFrame | None = None) -> pd.DataFrame | None:
     """Write ``table`` as :func:`write_table` writes ``pd.DataFrame(table)``, the same bytes,
     without making the frame where its columns convert to Arrow as they are
     (:func:`~profiling_worker.bundle.arrow_frame.columns_to_arrow`; issue 40: the aggregated
@@ -278,6 +279,8 @@ def write_columns(bundle_dir: str | os.PathLike[str], name: str,
 
     Args:
         table: the columns in order (name -> values), or a frame.
+        frame: ``pd.DataFrame(table)`` where the caller has made it (written where the columns
+            do not convert, instead of a second one).
 
     Returns:
         The frame where one was made (or given) to write it, else None.
@@ -287,7 +290,8 @@ def write_columns(bundle_dir: str | os.PathLike[str], name: str,
     """
     arrow = None if isinstance(table, pd.DataFrame) else columns_to_arrow(table)
     if arrow is None:
-        frame = table if isinstance(table, pd.DataFrame) else pd.DataFrame(table)
+        if frame is None:
+            frame = table if isinstance(table, pd.DataFrame) else pd.DataFrame(table)
         write_table(bundle_dir, name, frame)
         return frame
     _write_parquet(_tables_folder(bundle_dir, name, list(table)), name, arrow)

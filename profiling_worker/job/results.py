@@ -73,8 +73,8 @@ def write_result_tables(job_dir: Path, spec: JobSpec, registry: Registry,
     # (its frame, which only the checks after it read, made once it is written); the rest
     # follows once it is safe
     runs_table = runs_columns(launches, params)
-    runs = as_frame(runs_table)
-    write_columns(job_dir, C.TABLE_RUNS, runs_table)
+    runs = as_frame(runs_table)  # made now: the aggregated statistics read it
+    write_columns(job_dir, C.TABLE_RUNS, runs_table, runs)
     written[C.TABLE_RUNS] = runs
     aggregated = aggregated_columns(runs, params)
     made = write_columns(job_dir, C.TABLE_AGGREGATED, aggregated)

@@ -311,3 +311,6 @@ def test_write_columns_writes_the_bytes_write_table_writes_of_their_frame(tmp_pa
                                   <= _THREADED_ROWS_PER_COLUMN * frame.shape[1]), i
         if made is not None:
             pd.testing.assert_frame_equal(made, frame)
+    # a frame the caller has is the one written where the columns do not convert
+    given = as_frame(odd[0])
+    assert write_columns(tmp_path / "given", "t", odd[0], given) is given
