@@ -352,6 +352,44 @@ CPU_STAGES_S25 = (("the worker's own part, to `result_ready`", "own part: to res
                   ("`result_ready` manifest write", "result ready (manifest)"),
                   *CPU_STAGES_S13[1:])
 
+#: The thirteenth (issue 40, session 27, branch s27-warm): main 253aeda1 ("before") and the
+#: branch (the aggregated table written from its columns before its frame is made, the runs
+#: table from its columns, the units' and Kernels' reads without a Series), four runs a side in
+#: turn, beside the H100's warm J1 of "gpu 1207-s26" (the code before this pass, on the card).
+CPU_STAGE_RUNS_S27 = {side: tuple(f"warm-stages-1207-s27-own-{side}-{i}" for i in range(1, 5))
+                      for side in ("before", "after")}
+CPU_STAGES_S27 = (*CPU_STAGES_S25[:6],
+                  ("`write_table` (after: all but runs, aggregated and the empty collectors table)",
+                   "tables: write_table"),
+                  ("`write_columns` (after: runs, aggregated)", "tables: write_columns"),
+                  *CPU_STAGES_S25[7:9], *CPU_STAGES_S25[10:])
+DEVICE_STAGE_RUN_S26 = "h100-1207-s26"
+
+
+def own_ready_ab(stage_runs: dict[str, tuple[str, ...]], stage: str) -> dict[str, Any]:
+    """Job i of a side's k-th ``warm_stages.py --recorded`` run paired with job i of the other
+    side's k-th run (the two runs were made one after the other), on the stage's CPU time per
+    job (``per_job_cpu_ms``): the sides' medians (ms) and :func:`paired.paired_ratio` of after
+    / before."""
+    sides = {side: [json.loads((HERE / "cpu" / f"{run}.json").read_text())["per_job_cpu_ms"]
+                    for run in runs] for side, runs in stage_runs.items()}
+    pairs = [(a[stage], b[stage]) for before, after in zip(sides["before"], sides["after"])
+             for b, a in zip(before, after)]
+    return {"before_ms": statistics.median(b for _, b in pairs),
+            "after_ms": statistics.median(a for a, _ in pairs),
+            "ratio": paired_ratio([a for a, _ in pairs], [b for _, b in pairs])}
+
+
+def own_ready_ab_text(stage_runs: dict[str, tuple[str, ...]] = CPU_STAGE_RUNS_S27) -> str:
+    """``to result_ready 5.3 -> 4.4 ms of CPU per job, after / before 0.83 (CI95 ...): met;
+    whole ...`` (:func:`own_ready_ab`)."""
+    ready = own_ready_ab(stage_runs, "own part: to result_ready")
+    whole = own_ready_ab(stage_runs, "own part: whole (to the final write)")
+    return (f"the worker's own part to `result_ready` {ready['before_ms']:.1f} -> "
+            f"{ready['after_ms']:.1f} ms of CPU per job (medians), after / before "
+            f"{ratio_text(ready['ratio'])}; whole {whole['before_ms']:.1f} -> "
+            f"{whole['after_ms']:.1f} ms, {ratio_text(whole['ratio'])}")
+
 
 def _stage_ms(job: dict[str, float], wall_s: float, stage: str) -> float:
     return 1e3 * wall_s if stage == "run_job wall" else job.get(stage, math.nan)
@@ -1166,6 +1204,10 @@ def claims() -> list[tuple[str, str]]:
     out += [("docs/performance.md", row)
             for row in cpu_stage_rows(CPU_STAGE_RUNS_S25, CPU_STAGES_S25, cpu_time=True,
                                       device_run="h100-1207-s24gc1")]
+    out += [("docs/performance.md", row)
+            for row in cpu_stage_rows(CPU_STAGE_RUNS_S27, CPU_STAGES_S27, cpu_time=True,
+                                      device_run=DEVICE_STAGE_RUN_S26)]
+    out.append(("docs/performance.md", own_ready_ab_text()))
     for run in POST_AB_RUNS:
         for bundle in post_ab(run):
             out.append(("docs/performance.md", post_ab_text(run, bundle)))

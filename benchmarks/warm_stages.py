@@ -14,8 +14,9 @@ Stages (inclusive wall ms per job; nested ones are inside their parents):
   runs: kernels, launches, syncs, its thermal guard) and ``extract_df_from_data``, and, outside
   the collector, ``aggregate_data``; the rest of a call is its two CSVs;
 - inside the worker's two, labelled ``tables:`` and ``finish:``: ``launches_to_runs``,
-  ``aggregate_runs``, ``work_table``, every ``write_table`` (of it the Parquet writes; the rest
-  is pyarrow's conversion and the files' creation and renames: the worker writes no CSV, a
+  ``aggregate_runs`` (since session 27 ``runs_columns`` and ``aggregated_columns``),
+  ``work_table``, every ``write_table`` and ``write_columns`` (runs and aggregated, since
+  session 27; of them the Parquet writes; the rest is pyarrow's conversion and the files' creation and renames: the worker writes no CSV, a
   table's CSV is made from its Parquet file when downloaded), ``write_empty_table`` (the empty
   collectors table of a job without collectors, from bytes made once), plausibility's
   ``check_bundle``, the file list and the manifest (``finish: manifest``: every write of it,
@@ -165,8 +166,14 @@ def _install_inner_timers(results: Any) -> None:
     from profiling_worker.probes import nvml_trace
     from profiling_worker.bundle.schema import run_audit
 
-    for name in ("launches_to_runs", "aggregate_runs", "work_table", "write_table"):
-        _timed(results, name, f"tables: {name}")
+    # since session 27 the run path makes both tables' columns (runs_columns,
+    # aggregated_columns) and writes them by write_columns: timed under the old names
+    for name, label in (("runs_columns", "launches_to_runs"),
+                        ("aggregated_columns", "aggregate_runs")):
+        _timed(results, name if hasattr(results, name) else label, f"tables: {label}")
+    for name in ("work_table", "write_table", "write_columns"):
+        if hasattr(results, name):  # write_columns: runs and aggregated, since session 27
+            _timed(results, name, f"tables: {name}")
     if hasattr(results, "write_empty_table"):  # a job without collectors (issue 40)
         _timed(results, "write_empty_table", "tables: write_empty_table")
     _timed(bundle_writer.pq, "write_table", "tables: Parquet writes")

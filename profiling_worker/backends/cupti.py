@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import bisect
 import ctypes
+import functools
 import math
 import os
 import shutil
@@ -159,7 +160,8 @@ def collect_cupti(nsight: Any, spec: JobSpec, bodies: Sequence[Any], out_dir: Pa
                        "thermal_guard": nb.THERMAL_OWN, "clock_pair": clock_pair(), **auto,
                        **user_collector_info(recorders.user)},
                       recorders.frame(spec), unattributed_frame(found.outside),
-                      launch_times_frame(found.rows, spec), short)
+                      # made after the result-ready write (the rows hold their parameters now)
+                      functools.partial(launch_times_frame, found.rows, spec), short)
 
 
 @dataclass

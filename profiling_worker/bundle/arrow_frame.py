@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import functools
 import json
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -60,6 +61,51 @@ def _schema(names: tuple[str, ...], dtypes: tuple[Any, ...],
                      metadata=_pandas_metadata(list(names), list(dtypes), list(types)))
 
 
+def columns_to_arrow(columns: Mapping[str, Any]) -> pa.Table | None:
+    """``to_arrow(pd.DataFrame(columns))``, equal to it with its schema metadata, without making
+    the frame (issue 40: the aggregated table is on disk before its frame is made), or None
+    where the frame must be made: a column whose dtype in a frame is not plain here, columns of
+    unequal lengths, or a frame :func:`own_columns` would hand to ``from_pandas``.
+
+    Plain columns (:func:`_frame_column`): a numpy array of a number or bool dtype, pandas'
+    numpy-backed array of one, pandas' pyarrow-backed string array, a Series of object dtype,
+    and a list of strings (a frame infers its dtype as a Series of it does)."""
+    names = list(columns)
+    held = [_frame_column(values) for values in columns.values()]
+    if (not names or not all(isinstance(name, str) for name in names)
+            or any(column is None for column in held)):
+        return None
+    lengths = {len(column) for column in held}
+    if len(lengths) > 1 or lengths.pop() > _THREADED_ROWS_PER_COLUMN * len(names):
+        return None
+    converted = _converted(held)
+    if converted is None:
+        return None
+    dtypes, arrays = converted
+    return pa.Table.from_arrays(arrays, schema=_schema(
+        tuple(names), tuple(dtypes), tuple(a.type for a in arrays)))
+
+
+def _frame_column(values: Any) -> Any:
+    """``values`` as the column a frame of them holds (a numpy array of a number or bool
+    dtype, pandas' pyarrow-backed string array, an object numpy array), or None where its dtype
+    there is not plain here (:func:`columns_to_arrow`)."""
+    if isinstance(values, np.ndarray):
+        return values if values.dtype in _NUMPY else None
+    if isinstance(values, pd.arrays.NumpyExtensionArray):
+        array = values.to_numpy()
+        return array if array.dtype in _NUMPY else None
+    if isinstance(values, pd.Series):
+        return values.to_numpy() if values.dtype == object else None
+    if isinstance(values, list):
+        if not all(isinstance(v, str) for v in values):
+            return None
+        values = pd.Series(values).array  # the dtype a frame infers for them
+    if isinstance(values, pd.arrays.ArrowStringArray):
+        return values if _values(values) is not None else None
+    return None
+
+
 def own_columns(frame: pd.DataFrame) -> tuple[list[Any], list[pa.Array]] | None:
     """The columns' dtypes and their values converted here, or None where ``from_pandas`` must
     convert the frame: a frame with attrs, no columns, a column name that is no string or more rows
@@ -71,9 +117,16 @@ def own_columns(frame: pd.DataFrame) -> tuple[list[Any], list[pa.Array]] | None:
     if (frame.attrs or not names or not all(isinstance(name, str) for name in names)
             or len(frame) > _THREADED_ROWS_PER_COLUMN * len(names)):
         return None
+    return _converted(_column_arrays(frame))
+
+
+def _converted(held: list[Any]) -> tuple[list[Any], list[pa.Array]] | None:
+    """The dtypes and Arrow arrays of columns as a frame holds them (:func:`_column_arrays`),
+    each converted by ``pa.array`` as ``from_pandas`` converts it; None where ``from_pandas``
+    must (:func:`own_columns`)."""
     dtypes: list[Any] = []
     arrays: list[pa.Array] = []
-    for column in _column_arrays(frame):
+    for column in held:
         values = _values(column)
         if values is None:
             return None

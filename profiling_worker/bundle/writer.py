@@ -30,7 +30,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from profiling_worker.bundle.arrow_frame import to_arrow
+from profiling_worker.bundle.arrow_frame import columns_to_arrow, to_arrow
 from profiling_worker.bundle.file_mode import temp_file
 from profiling_worker.bundle.loader import read_table_file
 from profiling_worker.bundle.schema import columns as C, intervals, plausibility
@@ -264,16 +264,45 @@ def write_table(bundle_dir: str | os.PathLike[str], name: str, frame: pd.DataFra
         OSError: the directory is not writable (disk full included); an existing file of the
             same name is left unchanged.
     """
-    tables = _tables_folder(bundle_dir, name, frame)
+    # plain values: pandas' Index operations cost more here
+    tables = _tables_folder(bundle_dir, name, frame.columns.tolist())
     return _write_parquet(tables, name, to_arrow(frame))
 
 
-def _tables_folder(bundle_dir: str | os.PathLike[str], name: str, frame: pd.DataFrame) -> Path:
-    """``<bundle_dir>/tables``, made where missing, once ``name`` and ``frame``'s column names
-    are checked (:func:`write_table`'s ValueError)."""
+def write_columns(bundle_dir: str | os.PathLike[str], name: str,
+                  table: Mapping[str, Any] | pd.DataFrame,
+                  frame: pd.DataFrame | None = None) -> pd.DataFrame | None:
+    """Write ``table`` as :func:`write_table` writes ``pd.DataFrame(table)``, the same bytes,
+    without making the frame where its columns convert to Arrow as they are
+    (:func:`~profiling_worker.bundle.arrow_frame.columns_to_arrow`; issue 40: the aggregated
+    table is on disk before its frame is made).
+
+    Args:
+        table: the columns in order (name -> values), or a frame.
+        frame: ``pd.DataFrame(table)`` where the caller has made it (written where the columns
+            do not convert, instead of a second one).
+
+    Returns:
+        The frame where one was made (or given) to write it, else None.
+
+    Raises:
+        ValueError, pyarrow.ArrowException, OSError: as :func:`write_table`.
+    """
+    arrow = None if isinstance(table, pd.DataFrame) else columns_to_arrow(table)
+    if arrow is None:
+        if frame is None:
+            frame = table if isinstance(table, pd.DataFrame) else pd.DataFrame(table)
+        write_table(bundle_dir, name, frame)
+        return frame
+    _write_parquet(_tables_folder(bundle_dir, name, list(table)), name, arrow)
+    return None
+
+
+def _tables_folder(bundle_dir: str | os.PathLike[str], name: str, names: list[Any]) -> Path:
+    """``<bundle_dir>/tables``, made where missing, once ``name`` and the column ``names`` are
+    checked (:func:`write_table`'s ValueError)."""
     if not _NAME_RE.match(name) or ".." in name:
         raise ValueError(f"table name {name!r} is not a plain file name")
-    names = frame.columns.tolist()  # plain values: pandas' Index operations cost more here
     if len(set(names)) < len(names):
         dup = sorted({str(n) for n in names if names.count(n) > 1})
         raise ValueError(f"table {name}: duplicate column(s) {', '.join(dup)}")
@@ -294,7 +323,7 @@ def write_empty_table(bundle_dir: str | os.PathLike[str], name: str,
         OSError: as :func:`write_table`.
     """
     frame = _empty_frame(name, tuple(param_names))
-    _write_bytes(_tables_folder(bundle_dir, name, frame), name,
+    _write_bytes(_tables_folder(bundle_dir, name, frame.columns.tolist()), name,
                  _empty_table_bytes(name, tuple(param_names)))
     # a shallow copy: copy-on-write keeps the one made once from a caller's changes
     return frame.copy(deep=False)
@@ -384,5 +413,5 @@ def bundle_tables(bundle_dir: str | os.PathLike[str]) -> dict[str, pd.DataFrame]
     return {name: frame for name, frame in tables.items() if frame is not None}
 
 
-__all__ = ["write_table", "write_table_csv", "table_csv", "write_empty_table", "table_columns",
-           "empty_table", "bundle_files", "finish_bundle", "mark_result_ready"]
+__all__ = ["write_table", "write_columns", "write_table_csv", "table_csv", "write_empty_table",
+           "table_columns", "empty_table", "bundle_files", "finish_bundle", "mark_result_ready"]

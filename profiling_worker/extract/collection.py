@@ -3,6 +3,7 @@ build it, ``extract/ignored.py`` filters it, and neither package imports the oth
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -22,7 +23,8 @@ class Collection:
     ``unattributed``: launches outside every config's range or every annotation (table
     ``unattributed``; None when there were none).
     ``launch_times``: CUPTI start/end of each launch (table ``launch_times``; None when the
-    backend has none).
+    backend has none), or what makes that table (called once, after the result-ready write:
+    issue 40, the first chart does not read it).
     ``shortfall``: the configs a cancel or a failing kernel left unmeasured (None: every
     config was measured; bundle/schema/partial.py).
     """
@@ -32,5 +34,5 @@ class Collection:
     backend_info: dict[str, Any] = field(default_factory=dict)
     collectors: pd.DataFrame | None = None
     unattributed: pd.DataFrame | None = None
-    launch_times: pd.DataFrame | None = None
+    launch_times: pd.DataFrame | Callable[[], pd.DataFrame | None] | None = None
     shortfall: Shortfall | None = None

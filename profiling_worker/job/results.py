@@ -8,12 +8,13 @@ from typing import Any
 
 import pandas as pd
 
-from profiling_worker.bundle.writer import table_columns, write_empty_table, write_table
+from profiling_worker.bundle.writer import (table_columns, write_columns, write_empty_table,
+                                            write_table)
 # Re-exported (the "as" form says so to mypy): the run path's name for it.
 from profiling_worker.bundle.writer import finish_bundle as finish_bundle
 from profiling_worker.bundle.writer import mark_result_ready as mark_result_ready
 from profiling_worker.catalog.registry import Registry
-from profiling_worker.bundle.stats.aggregate import aggregate_runs, launches_to_runs
+from profiling_worker.bundle.stats.aggregate import aggregated_columns, as_frame, runs_columns
 from profiling_worker.bundle.schema import columns as C
 from profiling_worker.bundle.schema.spec import JobSpec
 
@@ -43,16 +44,20 @@ def work_table(spec: JobSpec, registry: Registry,
 
 def write_result_tables(job_dir: Path, spec: JobSpec, registry: Registry,
                         annotations: dict[str, tuple[str, ...]],
-                        launches: pd.DataFrame, nvml: pd.DataFrame,
+                        launches: pd.DataFrame,
+                        nvml: pd.DataFrame | Callable[[], pd.DataFrame],
                         collectors: pd.DataFrame | None,
                         unattributed: pd.DataFrame | None = None,
-                        launch_times: pd.DataFrame | None = None,
+                        launch_times: (pd.DataFrame | Callable[[], pd.DataFrame | None]
+                                       | None) = None,
                         ready: Callable[[], None] | None = None) -> dict[str, pd.DataFrame]:
     """Write runs and aggregated (what the dashboard draws first), call ``ready`` (the run
     path's :func:`mark_result_ready`: the result is on disk), then write launches, work,
     nvml_trace and collectors (Parquet, each file once),
     ``unattributed`` when some launches belong to no config or no annotation, and
     ``launch_times`` when the backend saw each launch's start and end (CUPTI).
+    ``nvml``: the trace, or what makes it (the sampler's ``frame``: made after ``ready``), as
+    ``launch_times`` may be (the CUPTI backend's).
 
     Returns:
         The tables written (name -> frame), for :func:`finish_bundle`'s checks.
@@ -64,23 +69,30 @@ def write_result_tables(job_dir: Path, spec: JobSpec, registry: Registry,
         write_table(job_dir, name, frame)
         written[name] = frame
 
-    # what the dashboard draws first is on disk first; the rest follows once it is safe
-    runs = launches_to_runs(launches, params)
-    write(C.TABLE_RUNS, runs)
-    write(C.TABLE_AGGREGATED, aggregate_runs(runs, params))
+    # what the dashboard draws first is on disk first, the aggregated table from its columns
+    # (its frame, which only the checks after it read, made once it is written); the rest
+    # follows once it is safe
+    runs_table = runs_columns(launches, params)
+    runs = as_frame(runs_table)  # made now: the aggregated statistics read it
+    write_columns(job_dir, C.TABLE_RUNS, runs_table, runs)
+    written[C.TABLE_RUNS] = runs
+    aggregated = aggregated_columns(runs, params)
+    made = write_columns(job_dir, C.TABLE_AGGREGATED, aggregated)
     if ready is not None:
         ready()
+    written[C.TABLE_AGGREGATED] = made if made is not None else as_frame(aggregated)
     write(C.TABLE_LAUNCHES, launches)
     write(C.TABLE_WORK, work_table(spec, registry, annotations))
-    write(C.TABLE_NVML, nvml)
+    write(C.TABLE_NVML, nvml() if callable(nvml) else nvml)
     if collectors is not None:
         write(C.TABLE_COLLECTORS, collectors)
     else:  # no collector: the empty table's files are the same in every such job
         written[C.TABLE_COLLECTORS] = write_empty_table(job_dir, C.TABLE_COLLECTORS, params)
     if unattributed is not None and not unattributed.empty:
         write(C.TABLE_UNATTRIBUTED, unattributed)
-    if launch_times is not None and not launch_times.empty:
-        write(C.TABLE_LAUNCH_TIMES, launch_times)
+    times = launch_times() if callable(launch_times) else launch_times
+    if times is not None and not times.empty:
+        write(C.TABLE_LAUNCH_TIMES, times)
     return written
 
 

@@ -365,9 +365,11 @@ def profile_and_write(job: Prepared, job_dir: Path, watch: CancelWatch,
     warnings = job.notes + result.warnings + ([sampler.error] if sampler.error else [])
     for w in warnings:
         channel.emit("warning", message=w)
+    # the NVML trace's frame (about 1 ms) is made after the result-ready write: the first
+    # chart does not read it
     tables = results.write_result_tables(job_dir, spec, job.registry,
                                          _annotations(spec, job.registry), result.launches,
-                                         sampler.frame(), result.collectors,
+                                         sampler.frame, result.collectors,
                                          result.unattributed, result.launch_times, ready)
     nvml_start = sampler.start_on(result.backend_info.get("clock_pair"))
     return {"backend": {"name": spec.backend, "nsight_mode": job.backend.nsight_mode,

@@ -48,10 +48,21 @@ def _first_valid(column: "pd.Series[Any]", codes: np.ndarray) -> "pd.Series[Any]
     values; a per-group Python function took 18 of 21 s on a 19 MB details-page import of 28k
     groups). A column with no missing value gives each group's first row, without a groupby
     (issue 40: a warm job's units)."""
-    if not column.isna().any():
+    if not _missing(column).any():
         return pd.Series(column.to_numpy(dtype=object)[_first_rows(codes)], dtype=object)
     first: pd.Series[Any] = column.groupby(codes, sort=False).first().astype(object)
     return first.where(first.notna(), None)
+
+
+def _missing(column: "pd.Series[Any]") -> np.ndarray:
+    """``column.isna().to_numpy()``: found in its array as Series.isna finds them (an object
+    column by the same isnaobj, an extension array by its own ``isna``), without a Series of
+    the answer (issue 40: 0.1 ms of a warm job's units)."""
+    if column.dtype == object:
+        return np.asarray(pd.isna(column.to_numpy()))
+    if isinstance(column.dtype, pd.api.extensions.ExtensionDtype):
+        return np.asarray(column.array.isna())
+    return column.isna().to_numpy()
 
 
 def _read_columns(frame: pd.DataFrame, names: Sequence[str],
@@ -77,8 +88,24 @@ def _floats(column: "pd.Series[Any]") -> np.ndarray:
     return out
 
 
+#: A table made here: its columns in order (name -> values, each of the dtype a frame of them
+#: gives it: :func:`as_frame`), or the frame itself where pandas had to make it (no rows, or
+#: keys pandas sorts). The writer converts the columns to Arrow without a frame (issue 40).
+Table = dict[str, Any] | pd.DataFrame
+
+
+def as_frame(table: Table) -> pd.DataFrame:
+    """``table``'s frame (:data:`Table`: made of its columns, or the frame it is)."""
+    return table if isinstance(table, pd.DataFrame) else pd.DataFrame(table)
+
+
 def launches_to_runs(launches: pd.DataFrame, param_names: Sequence[str] | None = None
                      ) -> pd.DataFrame:
+    """The runs table of ``launches`` (:func:`runs_columns`' columns as a frame)."""
+    return as_frame(runs_columns(launches, param_names))
+
+
+def runs_columns(launches: pd.DataFrame, param_names: Sequence[str] | None = None) -> Table:
     """Combine the kernel launches of each annotation-run into one value per metric.
 
     For every (Annotation, Config, Run, Metric) the launch values are combined with
@@ -104,9 +131,9 @@ def launches_to_runs(launches: pd.DataFrame, param_names: Sequence[str] | None =
         param_names: config parameter columns; None infers them.
 
     Returns:
-        The runs table: Annotation, Config, <params>, Run, Metric, Value, Unit, Kernels,
-        CombineRule; ``Kernels`` = distinct launches of that annotation-run (over all metrics).
-        Sorted by Config, then Annotation and Metric in first-seen order, then Run.
+        The runs table (:data:`Table`): Annotation, Config, <params>, Run, Metric, Value, Unit,
+        Kernels, CombineRule; ``Kernels`` = distinct launches of that annotation-run (over all
+        metrics). Sorted by Config, then Annotation and Metric in first-seen order, then Run.
 
     Raises:
         KeyError: a required column is missing.
@@ -178,7 +205,7 @@ def launches_to_runs(launches: pd.DataFrame, param_names: Sequence[str] | None =
     columns = {**_config_columns(df, config_codes, config_codes[first], params), **keys,
                C.VALUE: values, C.UNIT: units, C.KERNELS: launches_in_run[run_codes[first]],
                C.COMBINE_RULE: applied}
-    return _sorted_frame({c: columns[c] for c in out_cols}, with_run=True)
+    return _sorted_table({c: columns[c] for c in out_cols}, with_run=True)
 
 
 def group_codes(frame: pd.DataFrame | Mapping[str, "pd.Series[Any]"],
@@ -245,13 +272,14 @@ def _dtype_of(frame: pd.DataFrame, col: str) -> Any:
         col, "object")
 
 
-def _sorted_frame(columns: dict[str, Any], with_run: bool) -> pd.DataFrame:
-    """One frame of ``columns`` (name -> one value per group, in order), its rows sorted by
-    Config, Annotation and Metric (first-seen order), then Run. Where every key is an integer
-    (the usual table) each column is put in order before the frame is made once: setting each
-    column into a frame, or sorting a made frame, cost more than the statistics on a warm job's
-    40 rows (pandas 3's column labels are arrow strings, rebuilt at every insert); else pandas
-    sorts the frame."""
+def _sorted_table(columns: dict[str, Any], with_run: bool) -> Table:
+    """``columns`` (name -> one value per group, in order) with their rows sorted by Config,
+    Annotation and Metric (first-seen order), then Run. Where every key is an integer (the
+    usual table) each column is put in order and the columns are returned, a frame made of
+    them once where one is needed (:func:`as_frame`): setting each column into a frame, or
+    sorting a made frame, cost more than the statistics on a warm job's 40 rows (pandas 3's
+    column labels are arrow strings, rebuilt at every insert); else pandas sorts the frame,
+    which is returned."""
     keys = {"c": columns[C.CONFIG],
             "a": group_reduce.factorize(columns[C.ANNOTATION], na_sentinel=True)[0],
             "m": group_reduce.factorize(columns[C.METRIC], na_sentinel=True)[0],
@@ -262,7 +290,7 @@ def _sorted_frame(columns: dict[str, Any], with_run: bool) -> pd.DataFrame:
         # groups are numbered in first-seen order, which the usual table's launches already
         # are in: then every column is in order as it is (the frame copies them)
         kept = None if np.array_equal(order, np.arange(len(order))) else order
-        return pd.DataFrame({name: _take(values, kept) for name, values in columns.items()})
+        return {name: _take(values, kept) for name, values in columns.items()}
     frame = pd.DataFrame(columns)
     by = pd.DataFrame({**keys, "c": frame[C.CONFIG].array,
                        **({"r": frame[C.RUN].array} if with_run else {})})
@@ -302,6 +330,11 @@ def t_ci95_halfwidth(std: float, n: int) -> float:
 
 
 def aggregate_runs(runs: pd.DataFrame, param_names: Sequence[str] | None = None) -> pd.DataFrame:
+    """The aggregated table of ``runs`` (:func:`aggregated_columns`' columns as a frame)."""
+    return as_frame(aggregated_columns(runs, param_names))
+
+
+def aggregated_columns(runs: pd.DataFrame, param_names: Sequence[str] | None = None) -> Table:
     """Statistics over the runs of each annotation x config x metric.
 
     NaN run values (failed runs) are left out; ``NumRuns`` counts the values used.
@@ -330,9 +363,10 @@ def aggregate_runs(runs: pd.DataFrame, param_names: Sequence[str] | None = None)
         param_names: config parameter columns; None infers them.
 
     Returns:
-        Annotation, Config, <params>, Metric, Unit, NumRuns, AvgValue, StdDev, MinValue,
-        MaxValue, MedianValue, CI95_Lower, CI95_Upper, RelativeStdDevPct, StableMeasurement,
-        Kernels, KernelsVary; sorted by Config, then Annotation and Metric in first-seen order.
+        The aggregated table (:data:`Table`): Annotation, Config, <params>, Metric, Unit,
+        NumRuns, AvgValue, StdDev, MinValue, MaxValue, MedianValue, CI95_Lower, CI95_Upper,
+        RelativeStdDevPct, StableMeasurement, Kernels, KernelsVary; sorted by Config, then
+        Annotation and Metric in first-seen order.
 
     Raises:
         KeyError: a required column is missing.
@@ -361,6 +395,11 @@ def aggregate_runs(runs: pd.DataFrame, param_names: Sequence[str] | None = None)
     total, counts = group_reduce.sums(value, codes)
     kernels = (runs[C.KERNELS] if C.KERNELS in runs.columns
                else pd.Series(np.nan, index=runs.index))
+    # a numpy column's values cast by numpy, as Series.astype casts them (issue 40: pandas'
+    # astype cost 0.1-0.2 ms of a warm job's 40 runs); another dtype is left to pandas
+    kernel_values = (kernels.to_numpy().astype("float64")
+                     if isinstance(kernels.dtype, np.dtype) and kernels.dtype.kind in "iuf"
+                     else kernels.astype("float64").to_numpy())
     std = group_reduce.stds(value, codes)
     low, high = group_reduce.extremes(value, codes)
     first = _first_rows(codes)
@@ -376,9 +415,10 @@ def aggregate_runs(runs: pd.DataFrame, param_names: Sequence[str] | None = None)
         C.NUM_RUNS: counts, C.AVG: mean, C.STD: std, C.MIN: low, C.MAX: high,
         C.MEDIAN: group_reduce.medians(value, codes), C.CI95_LOWER: ci_lower,
         C.CI95_UPPER: ci_upper, C.RSD: rsd, C.STABLE: intervals.stable(counts, rsd),
-        C.KERNELS: group_reduce.medians(kernels.astype("float64").to_numpy(), codes),
+        C.KERNELS: group_reduce.medians(kernel_values, codes),
         C.KERNELS_VARY: group_reduce.distinct(kernels, codes) > 1}
-    return _sorted_frame({c: columns[c] for c in out_cols}, with_run=False)
+    return _sorted_table({c: columns[c] for c in out_cols}, with_run=False)
 
 
-__all__ = ["launches_to_runs", "aggregate_runs", "t_ci95_halfwidth"]
+__all__ = ["launches_to_runs", "aggregate_runs", "t_ci95_halfwidth", "runs_columns",
+           "aggregated_columns", "as_frame", "Table"]

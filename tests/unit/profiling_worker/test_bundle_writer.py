@@ -270,3 +270,47 @@ def test_the_arrow_table_is_pyarrows_from_pandas_with_its_metadata():
     with pytest.raises(pa.ArrowException) as theirs_error:
         pa.Table.from_pandas(mixed, preserve_index=False)
     assert str(ours_error.value) == str(theirs_error.value)
+
+
+def test_write_columns_writes_the_bytes_write_table_writes_of_their_frame(tmp_path):
+    """Issue 40 (session 27): the run path writes runs and aggregated from their columns
+    (runs_columns, aggregated_columns) without making a frame first; the Parquet file is byte
+    for byte write_table's of ``pd.DataFrame(columns)``, on every recorded bundle's launches and
+    on columns of every plain kind (numpy numbers and bools, pandas' numpy-backed and
+    arrow-string arrays, object Series, lists of strings). Other columns (a list with None, a
+    category, an Index) make the frame, which is returned."""
+    import numpy as np
+
+    from profiling_worker.bundle.arrow_frame import _THREADED_ROWS_PER_COLUMN
+    from profiling_worker.bundle.loader import read_table_file
+    from profiling_worker.bundle.stats.aggregate import (aggregated_columns, as_frame,
+                                                         runs_columns)
+    from profiling_worker.bundle.writer import write_columns
+    from tests.scenarios import SCENARIOS
+
+    tables = []
+    for bundle in sorted(p.parent.parent for p in SCENARIOS.glob("*/tables/launches.parquet")):
+        runs = runs_columns(read_table_file(bundle, C.TABLE_LAUNCHES))
+        tables += [runs, aggregated_columns(as_frame(runs))]
+    assert len(tables) > 20
+    plain = {"A": pd.array(["x", None, "µ ✓"], dtype="str"),
+             "I": pd.Series([1, 2, 3]).array, "F": np.array([0.1, np.nan, -0.0]),
+             "B": np.array([True, False, True]), "O": pd.Series(["ns", None, "%"], dtype=object),
+             "L": ["single", "sum", "mean"]}
+    odd = [{**plain, "L": ["a", None, "b"]}, {**plain, "C": pd.Categorical(["a", "b", "a"])},
+           {**plain, "X": pd.Index(["a", "b", "c"])}]
+    for i, table in enumerate([*tables, plain, *odd]):
+        made = write_columns(tmp_path / f"columns-{i}", "t", table)
+        frame = as_frame(table)
+        write_table(tmp_path / f"frame-{i}", "t", frame)
+        assert ((tmp_path / f"columns-{i}/tables/t.parquet").read_bytes()
+                == (tmp_path / f"frame-{i}/tables/t.parquet").read_bytes()), i
+        # a dict of plain columns is written without a frame but for a long one (from_pandas
+        # converts it on threads); the others make theirs
+        assert (made is None) == (isinstance(table, dict) and i <= len(tables) and len(frame)
+                                  <= _THREADED_ROWS_PER_COLUMN * frame.shape[1]), i
+        if made is not None:
+            pd.testing.assert_frame_equal(made, frame)
+    # a frame the caller has is the one written where the columns do not convert
+    given = as_frame(odd[0])
+    assert write_columns(tmp_path / "given", "t", odd[0], given) is given

@@ -11,6 +11,7 @@ import importlib.util
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 import pytest
@@ -89,6 +90,36 @@ def test_write_result_tables_returns_what_it_wrote(tmp_path: Path) -> None:
     for table, frame in written.items():
         pd.testing.assert_frame_equal(frame.reset_index(drop=True), on_disk[table],
                                       check_dtype=False)
+
+
+def test_the_tables_before_the_mark_are_the_frames_and_the_trace_comes_after_it(
+        tmp_path: Path) -> None:
+    """Issue 40 (session 27): runs and aggregated, written from their columns, are handed to
+    the checks as exactly the frames launches_to_runs and aggregate_runs make (values and
+    dtypes); the NVML trace and the launch times, given as what makes them (the sampler's
+    ``frame``, the CUPTI backend's), are made after the result-ready call and written as
+    given (a live CUPTI job's recorded inputs: both tables)."""
+    from profiling_worker.bundle.stats.aggregate import aggregate_runs, launches_to_runs
+
+    rec = bench.load_recorded(REPO / "app" / "bundled" / "h200-cupti-gate-base")
+    order: list[str] = []
+    given = {name: rec.inputs[name] for name in ("nvml", "launch_times")}
+    assert all(frame is not None and not frame.empty for frame in given.values())
+
+    def maker(name: str) -> Any:
+        return lambda: order.append(name) or given[name]
+
+    written = bench.results.write_result_tables(
+        tmp_path, rec.spec, rec.registry, rec.annotations,
+        **{**rec.inputs, **{name: maker(name) for name in given}},
+        ready=lambda: order.append("ready"))
+    assert order == ["ready", "nvml", "launch_times"]
+    params = list(rec.spec.parameter_names)
+    runs = launches_to_runs(rec.inputs["launches"], params)
+    pd.testing.assert_frame_equal(written[C.TABLE_RUNS], runs)
+    pd.testing.assert_frame_equal(written[C.TABLE_AGGREGATED], aggregate_runs(runs, params))
+    assert written[C.TABLE_NVML] is given["nvml"]
+    assert written[C.TABLE_LAUNCH_TIMES] is given["launch_times"]
 
 
 def test_each_file_is_written_once_the_runs_first_the_manifest_last(
