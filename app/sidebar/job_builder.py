@@ -102,6 +102,8 @@ def collectors_help(user: Mapping[str, Mapping[str, Any]]) -> str:
     return COLLECTORS_HELP + ("\n\nYour collectors:\n" + "\n".join(lines) if lines else "")
 
 
+#: Under an empty Kernels box: what to do (Run would say "no kernel chosen").
+NO_KERNEL = ":material/arrow_upward: Pick at least one kernel: the job profiles those chosen here."
 #: The fields drawn above the form: a choice reruns the app, so what follows from it (the size
 #: fields, the greyed-out fields) follows at once.
 ABOVE_FORM = ("kernels", "backend", "metric_preset")
@@ -634,6 +636,8 @@ def render_job_builder(best_backend: str) -> dict[str, Any]:
                              format_func=lambda kid: f"{kid} · {catalog[kid].title}"
                              if kid in catalog else kid)
     info = catalog.get(kernels[0]) if kernels else None
+    if not kernels:  # the box's red edge alone said nothing (session 26's fresh user)
+        st.caption(NO_KERNEL)
     if mixed := mixed_parameters(kernels, catalog):
         st.error(esc(mixed), icon=":material/error:")
     # outside the form too: a backend chosen reruns the app, so the size fields (a cpu

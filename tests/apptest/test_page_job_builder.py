@@ -239,6 +239,17 @@ def test_the_runs_field_has_one_label_for_every_kernel(store, app) -> None:
     assert set(shown.values()) == {job_builder.LABELS["runs"]}, shown
 
 
+def test_an_empty_kernels_box_says_what_to_do(store, app) -> None:
+    """Session 26's fresh user: the emptied Kernels box turned red without a word. It says to
+    pick one at once, and the words go once a kernel is picked."""
+    at = app()
+    at.multiselect(key="builder-kernels").set_value([]).run()
+    assert not at.exception
+    assert job_builder.NO_KERNEL in [c.value for c in at.sidebar.caption]
+    at.multiselect(key="builder-kernels").set_value(["matmul"]).run()
+    assert job_builder.NO_KERNEL not in [c.value for c in at.sidebar.caption]
+
+
 def test_kernels_of_different_parameters_are_said_at_once(store, app) -> None:
     """Session 26's fresh user: matmul with batched_matmul showed one size field (n) and only
     Run said that batched_matmul also takes batch. The choice says it at once, naming each
