@@ -493,9 +493,10 @@ def bundle_caption(bundle: Bundle) -> None:
     env = bundle.manifest.get("environment") or {}
     gpu = gpu_name(env, bundle.gpu_index) or (
         "GPU not named in the files" if is_imported(bundle.manifest) else "no GPU")
-    timer = host_timer_note(bundle)  # says what the durations are: not said twice
+    status = job_status.shown_status(bundle)  # the caption's and the timer box's, one state
+    timer = host_timer_note(bundle, status)  # says what the durations are: not said twice
     durations = "" if timer else f" · durations: {esc(bundle.measurement)}"
-    st.caption(f"Job {code(bundle.job_id)} · {esc(job_status.shown_status(bundle))} · backend "
+    st.caption(f"Job {code(bundle.job_id)} · {esc(status)} · backend "
                f"{esc(bundle.backend)} · {esc(gpu)}{durations}")
     if bundle.backend == BACKEND_UNKNOWN:
         st.info(UNKNOWN_BACKEND_NOTE, icon=":material/help:")
