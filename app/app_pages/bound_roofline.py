@@ -7,6 +7,7 @@ from profiling_worker.bundle.schema import columns as C, plausibility as P
 from profiling_worker.bundle.schema.view_metrics import BOUND as BOUND_METRICS
 
 from app.core import derived, frame_columns as F
+from app.core.table_text import header
 from app.core.figures.bound import build_bound_figure, build_roofline_figure, drawn_points
 from app.core.metrics import MissingData
 from app.core.views.bound import LATENCY_THRESHOLD_PCT, BoundOptions, bound_frame
@@ -33,10 +34,11 @@ analysis.how_to_read(
     f"limiter. When **both are below {LATENCY_THRESHOLD_PCT:g} %** neither unit is saturated: the "
     "region is bound by latency, launch overhead or too little parallelism (small sizes), and "
     "making it 'more compute-efficient' will not help. The marker above each pair says which "
-    "(▲ compute, ■ memory, ○ latency / launch; the hover and the LimitedBy column give it in "
-    "words). For regions of several kernels the percentages are duration-weighted means, never "
-    "sums.\n\n"
-    f"**DRAM GB/s (measured bytes / time)**, column {F.ACHIEVED_GBPS}, = (`dram__bytes_read.sum` + "
+    f"(▲ compute, ■ memory, ○ latency / launch; the hover and the {header(F.LIMITED_BY)} "
+    "column give it in words). For regions of several kernels the percentages are "
+    "duration-weighted means, never sums.\n\n"
+    f"**DRAM GB/s (measured bytes / time)**, column {header(F.ACHIEVED_GBPS)}, = "
+    "(`dram__bytes_read.sum` + "
     f"`dram__bytes_write.sum`) / duration, compared "
     "with the datasheet DRAM bandwidth of this GPU (H200: 4.8 TB/s) and, when the job collected "
     "`dram__bytes.sum.peak_sustained` and `dram__cycles_elapsed.avg.per_second`, with the peak "

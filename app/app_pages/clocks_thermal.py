@@ -69,7 +69,8 @@ st.subheader("Timeline of the job")
 try:
     timeline = cached.view(timeline_view, bundle)
     figure = build_timeline_figure(timeline.launches, timeline.counters,
-                                   timeline.measured_starts, max_sm_clock_mhz(bundle))
+                                   timeline.measured_starts, max_sm_clock_mhz(bundle),
+                                   timeline.host_timer)
     analysis.figure_panel(figure, timeline.launches, key=state.key(PAGE, "timeline"),
                           filename=f"{bundle.job_id}-timeline-launches.csv")
     st.caption(timeline.note)

@@ -140,18 +140,30 @@ def _show_outcome(outcome: ImportOutcome, selected: bool) -> None:
                             kind=importing.failed_kind(names))
 
 
+#: The page's first words: what it opens, in one sentence (the list of formats and how files
+#: group stand under the results, :func:`_show_formats`).
+INTRO = ("Open nsight-python and Nsight Compute output made on another machine (no GPU needed "
+         "here); each file is recognised by its content, whatever its name (formats below).")
+
+
+def _show_formats() -> None:
+    """What can be imported and how several files group, under the results: over the
+    uploader they put the "Imported as" box below the fold at 1400x900 and 1000x700 (session
+    26's fresh user)."""
+    st.subheader("What can be imported")
+    st.markdown(
+        "\n".join(f"- {esc_spans(line)}" for line in supported())
+        + "\n\nSeveral files at once: each report or table becomes a job of its own. The "
+        "files nsight-python writes for one call (`profiled_data-`, `processed_data-`, "
+        "`ncu-output-` with the same `<function>-<id>`) stay together, and so do CSV exports "
+        "of one Nsight Compute profile (its raw and details pages). A job shared as the Files "
+        "page's zip (\"Download the whole bundle\") is reopened as that job, its id kept where "
+        "it is free. Not supported: Nsight Systems files, spreadsheets (.xlsx: save as CSV), "
+        "edited reports.")
+
+
 st.header("Import results")
-st.markdown(
-    "Open results made on another machine or a cluster, with no GPU and no Nsight Compute "
-    "here. Each file is recognised by its content, whatever its name:\n\n"
-    + "\n".join(f"- {esc_spans(line)}" for line in supported())
-    + "\n\nSeveral files at once: each report or table becomes a job of its own. The files "
-    "nsight-python writes for one call (`profiled_data-`, `processed_data-`, `ncu-output-` "
-    "with the same `<function>-<id>`) stay together, and so do CSV exports of one Nsight "
-    "Compute profile (its raw and details pages). A job shared as the Files page's zip "
-    "(\"Download the whole bundle\") is reopened as that job, its id kept where it is free. "
-    "Not supported: Nsight Systems files, "
-    "spreadsheets (.xlsx: save as CSV), edited reports.")
+st.markdown(INTRO)
 st.html(importing.one_limit_css(FILES))
 st.file_uploader("nsight-python or Nsight Compute output", type=importing.UPLOAD_TYPES,
                  accept_multiple_files=True, key=_files_key(),
@@ -168,18 +180,20 @@ except ValueError as _bad_cap:  # a wrong KPROF_SERVER_UPLOAD_MB: say so; upload
     _all_tabs = "the server's cap"
 st.caption(f"Up to {importing.MAX_UPLOAD_MB} MB per file, {SESSION_UPLOAD_MB} MB for all "
            f"the files chosen and not yet imported, and {_all_tabs} for those of all tabs on "
-           "this server together: a file past that is refused (413, and this "
-           "page says why): import or remove some first. A `.ncu-rep` adds the "
-           "per-launch "
-           "table (kernel names, grid, block, every metric read); nsight-python's CSVs give "
-           "sizes and runs. What an import left out or re-derived is noted on the pages.")
-st.radio("Region of a launch in nested NVTX ranges (Nsight Compute CSV exports and console "
-         "text)", list(NVTX_CHOICES), format_func=NVTX_CHOICES.get, key=NVTX, horizontal=True,
-         help="The innermost range a launch ran in, or every open range joined outermost first; "
-              "launches outside every range keep their kernel's name.")
-st.button("Import", key=RUN, type="primary", on_click=_on_import,
-          disabled=not st.session_state.get(_files_key()))
+           "this server together: a file past that is refused (413, and this page says why): "
+           "import or remove some first.")
+# Import and the NVTX choice on one row: the outcome under them stays in the window
+_run, _nvtx = st.columns([1, 5], vertical_alignment="bottom")
+_run.button("Import", key=RUN, type="primary", on_click=_on_import,
+            disabled=not st.session_state.get(_files_key()))
+_nvtx.radio("Region of a launch in nested NVTX ranges (Nsight Compute CSV exports and console "
+            "text)", list(NVTX_CHOICES), format_func=NVTX_CHOICES.get, key=NVTX,
+            horizontal=True, help="The innermost range a launch ran in, or every open range "
+                                  "joined outermost first; launches outside every range keep "
+                                  "their kernel's name.")
 
+# the outcome right under Import, where the user looks after pressing it; the longer text
+# (formats, what a .ncu-rep adds) after it
 outcomes: list[ImportOutcome] = st.session_state.get(OUTCOME) or []
 first = next((o.job_id for o in outcomes if o.ok), None)
 made, refused = [o for o in outcomes if o.ok], importing.group_refusals(outcomes)
@@ -194,3 +208,7 @@ if outcomes:
     st.caption("The uploaded files were released from the server's memory once read "
                "(imported or refused) and the list above is empty again: choose files to "
                "import more.")
+_show_formats()
+st.caption("A `.ncu-rep` adds the per-launch table (kernel names, grid, block, every metric "
+           "read); nsight-python's CSVs give sizes and runs. What an import left out or "
+           "re-derived is noted on the pages.")

@@ -26,8 +26,9 @@ notes.show(bundle, "one-kernel", available_metrics(bundle),
            extra_checks=(P.INTERVAL_BELOW_ZERO, P.ABOVE_ROOF))
 analysis.how_to_read(
     "Pick an **annotation** (a region named with `nsight.annotate`) and a **config**. The "
-    "table lists every metric the job recorded for it: mean over the runs (**AvgValue**, in "
-    "its unit), spread, CI95 and nsight-python's **StableMeasurement** (RSD < 2 %). **SM clock "
+    "table lists every metric the job recorded for it: mean over the runs (**Mean**, "
+    "nsight-python's AvgValue, in its unit), spread, CI95 and **Stable** (nsight-python's "
+    "StableMeasurement: RSD < 2 %). **SM clock "
     "the kernel ran at** is Nsight Compute's `gpc__cycles_elapsed.avg.per_second` measured on "
     "the kernel itself (ncu backend with the bound preset), not the device's rated clock. "
     "**FLOP/s** and **GB/s** are computed here from the kernel catalog's analytic FLOP and byte "

@@ -17,6 +17,7 @@ from app.ui import analysis, cached, deep_dive_action, notes, run_audit, state
 from app.ui import time_unit as time_unit_control
 from app.ui.controls_later import Later
 from app.core.markdown import esc
+from app.core.table_text import header
 from app.core.views.run_audit import badge_frame
 from app.core import frame_columns as F
 
@@ -79,9 +80,9 @@ with above_chart:
 # column: under the chart, which they explain; over it they pushed the chart below the fold at
 # 1000x700 (issue 37)
 said = stable_text(bundle, summary, cached.view(badge_frame, bundle, time_unit))  # cached above
-st.caption(f"{esc(said)} In the table, {C.CI95_HALF_PCT} beside "
-           f"{C.STABLE}: the CI95's half-width in % of the mean; a stable row of 3 runs can "
-           "be wider than an unstable one of 100. " + W.line(W.MEAN, bundle.host_timer))
+st.caption(f"{esc(said)} In the table, {header(C.CI95_HALF_PCT)} beside "
+           f"{header(C.STABLE)}: the CI95's half-width in % of the mean; a stable row of 3 "
+           "runs can be wider than an unstable one of 100. " + W.line(W.MEAN, bundle.host_timer))
 short = short_kernels_text(summary, bundle.duration_metric)
 if short is not None:
     text, all_stable = esc(short[0]), short[1]

@@ -12,6 +12,10 @@
   take about 70 characters to stay distinct (they differ in the middle too), and at 1400x900
   the Kernels page's MeanTimeUs and SharePct were off screen right of them (a reviewer's find).
   The frame a CSV download is made from is not touched.
+- Column names written in CamelCase with a unit at their end (nsight-python's
+  ``RelativeStdDevPct``, the views' ``MeanTimeUs``) are headed in words with the unit
+  (:func:`header`: "Relative std dev (%)", "Mean time (µs)"); the CSV keeps the names, which
+  users compare with nsight-python's.
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ import pandas as pd
 
 from profiling_worker.bundle.schema import columns as C
 
+from app.core import frame_columns as F
 from app.core.markdown import BIDI_PATTERN, esc, visible
 
 _BIDI = re.compile(BIDI_PATTERN)
@@ -173,6 +178,54 @@ def constant_caption(constant: dict[str, object]) -> str | None:
     host__time_duration.sum, Unit µs.`` (markdown, the values escaped); None for none."""
     if not constant:
         return None
-    said = ", ".join(f"{name} {'(empty)' if value in (None, '') else esc(str(value))}"
+    said = ", ".join(f"{header(name)} {'(empty)' if value in (None, '') else esc(str(value))}"
                      for name, value in constant.items())
     return f"Left out of the table, the same on every row (the CSV has them): {said}."
+
+
+#: Headers the rule of :func:`header` would not say well: nsight-python's statistics and a
+#: few names whose words are not their parts.
+HEADERS = {
+    C.RSD: "Relative std dev (%)", C.CI95_HALF_PCT: "CI95 half-width (%)", C.STABLE: "Stable",
+    C.AVG: "Mean", C.STD: "Std dev", C.MIN: "Min", C.MAX: "Max", C.MEDIAN: "Median",
+    C.NUM_RUNS: "Runs", C.CI95_LOWER: "CI95 lower", C.CI95_UPPER: "CI95 upper",
+    F.P_VALUE: "p-value", F.CIS_OVERLAP: "CIs overlap", F.GBPS: "GB/s", F.WALL_S: "Wall time (s)",
+    F.METRIC_WORDS: "Metric in words", C.KERNELS_VARY: "Kernels vary",
+}
+#: A name's last part that is its unit -> the unit as a header writes it, in brackets.
+UNITS = {"Us": "µs", "Ns": "ns", "Ms": "ms", "S": "s", "MHz": "MHz", "GBps": "GB/s",
+         "TFLOPs": "TFLOP/s", "Pct": "%", "Bytes": "bytes", "MB": "MB", "W": "W", "C": "°C"}
+#: Parts written otherwise than lower case: acronyms and tools.
+WORDS = {"Dram": "DRAM", "Sm": "SM", "Cupti": "CUPTI", "Ncu": "ncu", "Gpu": "GPU",
+         "Flops": "FLOPs", "Pct": "%", "Mem": "memory", "Nvml": "NVML", "Avg": "mean",
+         "GBps": "GB/s", "TFLOPs": "TFLOP/s"}
+_PARTS = re.compile(r"CI95|TFLOPs|GBps|MHz|RSD|AI|MB|[A-Z][a-z]*|[a-z]+|\d+")
+#: A CamelCase name (``MeanTimeUs``, ``CI95_Lower``): what :func:`header` rewrites.
+_CAMEL = re.compile(r"[A-Z][A-Za-z0-9]*(?:_[A-Z][A-Za-z0-9]*)*")
+
+
+def header(name: str) -> str:
+    """The header a table shows for column ``name``: :data:`HEADERS`' words, else a CamelCase
+    name's parts as words, its last part in brackets where it is a unit (:data:`UNITS`):
+    ``MeanTimeUs`` -> ``Mean time (µs)``, ``SmClockMHz`` -> ``SM clock (MHz)``, ``PctOfMax``
+    -> ``% of max``; any other name (``Annotation``, ``n``, ``Run audit``, a metric or a
+    collector's own name) as it is. Session 26's fresh user read nsight-python's
+    ``RelativeStdDevPct`` over Stability's table."""
+    if name in HEADERS:
+        return HEADERS[name]
+    if not _CAMEL.fullmatch(name) or not re.search(r"[a-z][A-Z0-9]|_|[A-Z]{2}[a-z]", name):
+        return name
+    parts = _PARTS.findall(name.replace("_", ""))
+    unit = UNITS.get(parts[-1]) if len(parts) > 1 else None
+    words = [WORDS.get(p, p if p.isupper() or p[:1].isdigit() else p.lower())
+             for p in (parts[:-1] if unit else parts)]
+    text = " ".join(words)
+    text = text[:1].upper() + text[1:]
+    return f"{text} ({unit})" if unit else text
+
+
+def header_config(columns: Iterable[object]) -> dict[str, dict[str, str]]:
+    """Column config (Streamlit's ``label`` and ``help``), by name, of the columns whose header
+    is not their name (:func:`header`): the header says it in words, its help the CSV's name."""
+    return {str(name): {"label": said, "help": f"In the CSV download: {name}"}
+            for name in columns if (said := header(str(name))) != str(name)}

@@ -52,7 +52,7 @@ AUTO_HELP = ('Used when Runs is "auto": every config gets the fewest runs, then 
 #: The label each field has on screen (the widgets draw these): errors name a field by it, and
 #: by the spec's name only where it does not say it (:func:`error_text`). ``metrics`` is the
 #: spec's, made of Metrics and Extra metrics;
-#: ``sizes`` and ``runs`` depend on the kernel (:func:`labels`).
+#: ``sizes`` depends on the kernel (:func:`labels`).
 LABELS = {
     "kernels": "Kernels", "annotations": "Annotations (empty = all)", "backend": "Backend",
     "metric_preset": "Metrics", "metrics": "Metrics / Extra metrics", "size_preset": "Sizes from",
@@ -63,6 +63,7 @@ LABELS = {
     "cpu_threads": spec_form.CPU_THREADS_LABEL,
     "collectors": "Info collectors (sampled before each run)",
     "ignore_kernels": "Kernels to ignore (one a line)", "label": "Label", "combine": "Configs",
+    "runs": "Runs per config",
     "preflight": "Pre-flight",
     "auto_ci95_pct": "Auto runs: target CI95 (± % of mean)", "auto_min_runs": "Auto: fewest runs",
     "auto_max_runs": "Auto: most runs", "auto_budget_s": "Auto: budget (s)",
@@ -101,6 +102,8 @@ def collectors_help(user: Mapping[str, Mapping[str, Any]]) -> str:
     return COLLECTORS_HELP + ("\n\nYour collectors:\n" + "\n".join(lines) if lines else "")
 
 
+#: Under an empty Kernels box: what to do (Run would say "no kernel chosen").
+NO_KERNEL = ":material/arrow_upward: Pick at least one kernel: the job profiles those chosen here."
 #: The fields drawn above the form: a choice reruns the app, so what follows from it (the size
 #: fields, the greyed-out fields) follows at once.
 ABOVE_FORM = ("kernels", "backend", "metric_preset")
@@ -118,13 +121,13 @@ def stale_errors_note(by: str) -> str:
 
 
 def labels(params: tuple[str, ...]) -> dict[str, str]:
-    """:data:`LABELS` for a kernel of these parameters: one size field ``Sizes (<param>)`` and
-    ``Runs per size``, or one field per parameter (labelled by its name) and ``Runs per
-    config``."""
+    """:data:`LABELS` for a kernel of these parameters: one size field ``Sizes (<param>)``, or
+    one field per parameter (labelled by its name). ``Runs per config`` for every kernel: a
+    config is one set of parameter values, a size for a kernel of one (issue 37: matmul's form
+    said "Runs per size", batched_matmul's "Runs per config", of the same field)."""
     if len(params) <= 1:
-        return {**LABELS, "sizes": f"Sizes ({params[0] if params else 'n'})",
-                "runs": "Runs per size"}
-    return {**LABELS, **{p: p for p in params}, "runs": "Runs per config"}
+        return {**LABELS, "sizes": f"Sizes ({params[0] if params else 'n'})"}
+    return {**LABELS, **{p: p for p in params}}
 
 
 def error_text(err: spec_schema.FieldError, shown: Mapping[str, str]) -> str:
@@ -633,6 +636,8 @@ def render_job_builder(best_backend: str) -> dict[str, Any]:
                              format_func=lambda kid: f"{kid} · {catalog[kid].title}"
                              if kid in catalog else kid)
     info = catalog.get(kernels[0]) if kernels else None
+    if not kernels:  # the box's red edge alone said nothing (session 26's fresh user)
+        st.caption(NO_KERNEL)
     if mixed := mixed_parameters(kernels, catalog):
         st.error(esc(mixed), icon=":material/error:")
     # outside the form too: a backend chosen reruns the app, so the size fields (a cpu

@@ -200,7 +200,7 @@ def _text_widths(frame: pd.DataFrame, skip: Iterable[str]) -> dict[str, Any]:
             continue
         lengths = column.dropna().astype(str).str.len()
         longest = int(lengths.max()) if len(lengths) else 0
-        if longest > len(str(name)):
+        if longest > len(table_text.header(str(name))):
             out[name] = {"width": text_width(longest, TEXT_WIDTH_MAX)}
     return out
 
@@ -322,14 +322,14 @@ def prepare(frame: pd.DataFrame) -> Prepared:
                               or (text := numbers.numbers_or_missing(frame[c])) is not None})
     shown = numbers.column_display(frame)
     config: dict[str, Any] = {name: st.column_config.NumberColumn(
-        format=fmt, width=_width(str(name), _widest(frame[name], fmt)))
+        format=fmt, width=_width(table_text.header(str(name)), _widest(frame[name], fmt)))
         for name, fmt in shown.number_formats.items()}
     data: Any = frame
     notes: list[str] = []
     if shown.cells and frame.size <= STYLED_CELLS:  # no format: the Styler's text shows
         data = styler_memo.mark(styled(frame, shown.cells))  # kept as is: marshalled once
         config.update({name: st.column_config.NumberColumn(
-            width=_width(str(name), int(text.str.len().max() or 0)))
+            width=_width(table_text.header(str(name)), int(text.str.len().max() or 0)))
             for name, text in shown.text(frame).items()})
     elif shown.cells:
         data, big = _one_format(frame, shown)
@@ -345,6 +345,10 @@ def prepare(frame: pd.DataFrame) -> Prepared:
         longest = int(frame[C.UNIT].astype(str).str.len().fillna(0).max()) if len(frame) else 0
         config[C.UNIT] = {"width": max(longest, len(C.UNIT)) * 9 + 28}
     config.update(_text_widths(frame, skip={*config, C.KERNEL, C.KERNEL_NAMES}))
+    # headers in words with their units (RelativeStdDevPct: "Relative std dev (%)"); the CSV
+    # downloads keep the names
+    for name, said in table_text.header_config(frame.columns).items():
+        config[name] = {**(config.get(name) or {}), **said}
     return Prepared(data, config, tuple(notes), short_chars, joined_chars)
 
 
@@ -505,7 +509,7 @@ def bundle_caption(bundle: Bundle) -> None:
     env = bundle.manifest.get("environment") or {}
     gpu = gpu_name(env, bundle.gpu_index) or (
         "GPU not named in the files" if is_imported(bundle.manifest) else "no GPU")
-    status = job_status.shown_status(bundle)  # the job panel's state: the manifest lags it
+    status = job_status.shown_status(bundle)  # the caption's and the timer box's, one state
     timer = host_timer_note(bundle, status)  # says what the durations are: not said twice
     durations = "" if timer else f" · durations: {esc(bundle.measurement)}"
     st.caption(f"Job {code(bundle.job_id)} · {esc(status)} · backend "

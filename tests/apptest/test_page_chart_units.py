@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 from apptest_helpers import plotly_specs, trace_values
 
+from app.core.table_text import header
 from tests.scenarios import SCENARIOS
 
 
@@ -79,5 +80,6 @@ def test_thermal_wall_time_has_one_name_and_one_format(h200, app) -> None:
     def wall(el) -> dict:
         return json.loads(el.proto.columns).get("WallS") or {}
 
-    assert "label" not in wall(walls[0]), wall(walls[0])  # named WallS, as the table below
+    # headed alike in both tables (table_text.header of WallS), as the table below
+    assert wall(walls[0]).get("label") == wall(thermal[0]).get("label") == header("WallS")
     assert wall(walls[0])["type_config"]["format"] == wall(thermal[0])["type_config"]["format"]

@@ -433,7 +433,7 @@ def test_a_refused_sqlite_file_shows_one_fix_with_its_commands_as_code(store, ap
     assert error.count("Fix:") == 1 and error.count("ncu --nvtx -o report") == 1, error
     assert "`ncu --nvtx -o report python3 app.py`" in error  # a code span, not escaped text
     assert "nsight-python 0.9.4" not in error  # nor the supported kinds as a second fix
-    listed = next(m.value for m in at.markdown if "Each file is recognised" in m.value)
+    listed = next(m.value for m in at.markdown if "Several files at once" in m.value)
     assert "`ncu --csv --page raw`" in listed and "`ncu --nvtx python3 app.py > log`" in listed
 
 

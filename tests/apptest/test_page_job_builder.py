@@ -17,6 +17,8 @@ from profiling_worker.bundle.schema.manifest import JobStatus
 from profiling_worker.bundle.schema.spec import separator_note, typed_instead
 
 
+#: The runs field's label, as the form draws it for every kernel.
+RUNS = job_builder.LABELS["runs"]
 OPTIONS = {"size_preset", "extra_metrics", "cache_control", "clock_control", "replay_mode",
            "thermal_mode", "thermal_wait", "thermal_cont", "thermal_timeout", "collectors",
            "warmup", "gpu", "ignore_kernels", "label"}
@@ -109,7 +111,7 @@ BAD_INPUTS = [
 
 #: Each field of BAD_INPUTS as its error names it: once, by its label, and the spec's name only
 #: where the label does not say it (an item of a list).
-SHOWN = {"sizes": "**Sizes (n)**", "kernels": "**Kernels**", "runs": "**Runs per size**",
+SHOWN = {"sizes": "**Sizes (n)**", "kernels": "**Kernels**", "runs": f"**{job_builder.LABELS['runs']}**",
          "metrics": "**Metrics / Extra metrics**",
          "ignore_kernels[0]": "**Kernels to ignore (one a line)** (spec `ignore_kernels[0]`)"}
 
@@ -226,6 +228,28 @@ def test_builtin_two_parameter_kernel_runs_from_its_prefilled_fields(store, app)
     assert done.status == "done", done.error
 
 
+def test_the_runs_field_has_one_label_for_every_kernel(store, app) -> None:
+    """Issue 37: the same field read "Runs per size" for matmul (one parameter) and "Runs per
+    config" for batched_matmul (two): one label, a config being one set of parameter values."""
+    at = app()
+    shown = {}
+    for kid in ("matmul", "batched_matmul"):
+        at.multiselect(key="builder-kernels").set_value([kid]).run()
+        shown[kid] = at.text_input(key="builder-runs").label
+    assert set(shown.values()) == {job_builder.LABELS["runs"]}, shown
+
+
+def test_an_empty_kernels_box_says_what_to_do(store, app) -> None:
+    """Session 26's fresh user: the emptied Kernels box turned red without a word. It says to
+    pick one at once, and the words go once a kernel is picked."""
+    at = app()
+    at.multiselect(key="builder-kernels").set_value([]).run()
+    assert not at.exception
+    assert job_builder.NO_KERNEL in [c.value for c in at.sidebar.caption]
+    at.multiselect(key="builder-kernels").set_value(["matmul"]).run()
+    assert job_builder.NO_KERNEL not in [c.value for c in at.sidebar.caption]
+
+
 def test_kernels_of_different_parameters_are_said_at_once(store, app) -> None:
     """Session 26's fresh user: matmul with batched_matmul showed one size field (n) and only
     Run said that batched_matmul also takes batch. The choice says it at once, naming each
@@ -264,7 +288,7 @@ def test_options_are_drawn_once_opened_and_submitted_as_their_defaults_before(st
     # "Warm-up calls" does not say the spec's warmup, which a YAML user types: both named
     ("warmup", "-1", "**Warm-up calls** (spec `warmup`): -1 is out of range",
      "Fix: set Warm-up calls between 0 and 100."),
-    ("runs", "0", "**Runs per size**: 0 is out of range", "Fix: set Runs per size between 1 and"),
+    ("runs", "0", f"**{RUNS}**: 0 is out of range", f"Fix: set {RUNS} between 1 and"),
     # the field once: the spec's name only where the label does not say it ("Sizes (n) (sizes)")
     ("thermal_timeout", "-1", "**Longest pause (s)** (spec `thermal_timeout`): -1 is out of "
                               "range", "Fix: set Longest pause (s) between 1 and 3,600."),
@@ -488,7 +512,7 @@ def test_a_link_with_bad_form_values_says_so_on_load(store, app) -> None:
                for e in shown), shown
     assert any(e.startswith("**Sizes (n)**") and "(the link's ?sizes=-5)" in e
                for e in shown), shown
-    assert any(e.startswith("**Runs per size**") and "(the link's ?runs=abc)" in e
+    assert any(e.startswith(f"**{RUNS}**") and "(the link's ?runs=abc)" in e
                for e in shown), shown
     assert "Found in the values the link gave" in texts(at)
     clean = app(query={"sizes": "48, 96", "runs": "3"})  # good values: no error

@@ -138,3 +138,32 @@ def test_a_state_that_moves_during_a_run_is_said_once_by_page_box_and_panel(stor
     finally:
         manager.cancel(first)
     assert manager.wait(first, 120) == "cancelled"
+
+
+def test_the_timer_box_says_the_state_the_caption_names_on_every_page(store, app) -> None:
+    """Issue 37: a cpu job's yellow box took its tense from the manifest, which lags the job
+    manager: a page drawn in that lag said "Every time this job records will be ..." under a
+    caption reading running, the next page "Every time here is ...". Here the ended job's
+    manifest is set back to "queued": on each page the box is the one of the state its
+    caption names (the manager's), the same words on both."""
+    from profiling_worker.bundle.loader import load_bundle
+    from profiling_worker.bundle.schema.manifest import update_manifest
+
+    from app.core.provenance import host_timer_warning
+
+    at = app()
+    job = submit_cpu_matmul(at, "64", 3)
+    assert cached.job_manager().wait(job, 120) == "done"
+    update_manifest(store["results"] / job, lambda m: {**m, "status": "queued"})
+    threads = load_bundle(store["results"] / job).cpu_threads
+    said = []
+    for page in ("sweep", "stability"):
+        if page != "sweep":
+            at.switch_page(f"app_pages/{page}.py")
+        at.run()
+        caption, _ = _states(at, job)
+        boxes = [str(w.value) for w in at.main.warning]
+        assert caption == "done" and host_timer_warning(JobStatus(caption), threads) in boxes, \
+            (page, caption, boxes)
+        said.append([b for b in boxes if b.startswith("Every time")])
+    assert said[0] == said[1], said

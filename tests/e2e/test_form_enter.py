@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 from playwright.sync_api import expect
 
+from app.sidebar.job_builder import LABELS
 from tests.e2e.conftest import AppServer, fill_text, get_by_key, open_app, wait_for_app_run
 
 pytestmark = pytest.mark.e2e
@@ -33,6 +34,6 @@ def test_runs_typed_as_a_non_whole_number_is_named_not_truncated(
     wait_for_app_run(page)
     error = page.get_by_test_id("stSidebar").get_by_test_id("stAlertContentError")
     expect(error).to_contain_text(
-        f"Runs per size: '{typed}' is not a whole number from 1 to 10,000")
+        f"{LABELS['runs']}: '{typed}' is not a whole number from 1 to 10,000")
     expect(get_by_key(page, "builder-runs").locator("input")).to_have_value(typed)  # kept
     assert not list(app_server.results_dir.glob("*/spec.json"))

@@ -110,3 +110,29 @@ def test_several_files_in_one_upload_become_a_job_each(page, app_server: AppServ
     assert f"{importing.failed_kind('record.log')}: {alone.message}" in error.inner_text()
     assert error.inner_text().count("record.log") == 1
     page.screenshot(path=str(artifacts_dir / "import" / "several-files.png"), full_page=True)
+
+
+#: Scrolls every scrolled element of the page back to its top (the page as it opens).
+TO_TOP = ("() => { for (const e of document.querySelectorAll('*')) "
+          "{ if (e.scrollTop) e.scrollTop = 0; } window.scrollTo(0, 0); }")
+
+
+@pytest.mark.parametrize("width, height", [(1400, 900), (1000, 700)])
+def test_imported_as_is_in_the_window_after_import(page, app_server: AppServer, width: int,
+                                                   height: int) -> None:  # type: ignore[no-untyped-def]
+    """Session 26's fresh user: after an import, "Imported as ..." stood under the page's
+    list of formats, the uploader's limits and the NVTX choice, below the fold at 1400x900 and
+    1000x700. With the page at its top, as it opens, the box is in the window after Import."""
+    page.set_viewport_size({"width": width, "height": height})
+    open_app(page, f"{app_server.url}/import")
+    page.get_by_test_id("stFileUploaderDropzoneInput").set_input_files(str(PLAIN / "raw.csv"))
+    expect(page.get_by_test_id("stFileChipName")).to_have_text("raw.csv")
+    wait_for_app_run(page)
+    get_by_key(page, "import-run").get_by_role("button").click()
+    success = page.get_by_test_id("stAlertContentSuccess")
+    expect(success).to_be_visible(timeout=120_000)
+    wait_for_app_run(page)
+    wait_for_elements(page)
+    page.evaluate(TO_TOP)
+    box = success.bounding_box()
+    assert box is not None and 0 <= box["y"] and box["y"] + box["height"] <= height, box

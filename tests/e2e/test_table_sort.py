@@ -1,6 +1,6 @@
 """A table whose rows are in several units sorts by value (issue 37): One kernel's table of
 every value (ns, %, Hz, byte rows, each unit with its own decimals) was text, and a click on
-AvgValue's header put "1,978,513,520" before "21,437.5". The numbers now stay numbers behind
+AvgValue's header (now headed in words) put "1,978,513,520" before "21,437.5". The numbers now stay numbers behind
 each unit's text (app.ui.panels.styled). Screenshot: tests/artifacts/views/one-kernel-sorted.png."""
 
 from __future__ import annotations
@@ -10,11 +10,13 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import expect
 
+from app.core.table_text import header
+from profiling_worker.bundle.schema import columns as C
 from tests.e2e.conftest import AppServer, open_app, wait_for_elements
 
 pytestmark = pytest.mark.e2e
 TIMEOUT_MS = 60_000
-COLUMN = "AvgValue"
+COLUMN = header(C.AVG)  # AvgValue, headed in words
 
 
 def test_a_column_of_several_units_sorts_by_value(page, bundled_app_server: AppServer,  # type: ignore[no-untyped-def]

@@ -284,7 +284,8 @@ def _linear_ticks(lo: float, hi: float) -> list[float]:
     ticks: list[float] = []
     for parts in (3, 6, 12):
         step = _round_step((hi - lo) / parts) if hi > lo else abs(lo) or 1.0
-        ticks = [step * i for i in range(math.ceil(lo / step), math.floor(hi / step) + 1)]
+        ticks = [step * i for i in range(math.ceil(lo / step - 1e-9),  # 0.8 / 0.2: 4.0000001
+                                         math.floor(hi / step + 1e-9) + 1)]
         if len(ticks) >= 2:
             break
     return ticks or [lo]
@@ -346,10 +347,59 @@ def _decimals(value: float) -> int:
     return 13
 
 
+def enclosing_log_ticks(lo: float, hi: float, letter: str = "y") -> list[float]:
+    """:func:`log_tick_values` widened to a tick at or below ``lo`` and one at or above ``hi``
+    in the same steps (1-2-5, every k-th decade, or round linear steps), their spacing
+    checked again over the wider span: a CI95 whisker of Compare's n=64 ran past the top tick
+    with no tick above it (session 26's fresh user). Up to three widenings; the last ticks
+    found otherwise."""
+    ticks = log_tick_values(lo, hi, letter)
+    for _ in range(3):
+        top = ticks[-1] if ticks[-1] >= hi * (1 - 1e-9) else _tick_beyond(ticks, hi, up=True)
+        bottom = ticks[0] if ticks[0] <= lo * (1 + 1e-9) else _tick_beyond(ticks, lo, up=False)
+        if (bottom, top) == (ticks[0], ticks[-1]):
+            return ticks
+        ticks = log_tick_values(bottom, top, letter)
+    # the steps changed with each widening: the ends in the last ones, added
+    if ticks[-1] < hi * (1 - 1e-9):
+        ticks = [*ticks, _tick_beyond(ticks, hi, up=True)]
+    if ticks[0] > lo * (1 + 1e-9):
+        ticks = [_tick_beyond(ticks, lo, up=False), *ticks]
+    return ticks
+
+
+def _tick_beyond(ticks: list[float], value: float, up: bool) -> float:
+    """The first value at or past ``value`` (above it where ``up``, else below) in the steps
+    of ``ticks`` (> 0): every k-th decade, a round linear step, else 1-2-5 of each decade."""
+    mantissas = [t / 10.0 ** math.floor(math.log10(t) + 1e-9) for t in ticks]
+    if len(ticks) >= 2 and all(abs(m - 1) < 1e-9 for m in mantissas):  # decades
+        k = round(math.log10(ticks[1] / ticks[0]))
+        e = math.log10(value) / k
+        return 10.0 ** (k * (math.ceil(e - 1e-9) if up else math.floor(e + 1e-9)))
+    one_two_five = all(min(abs(m - n) for n in _LOG_MANTISSAS[0] + (10,)) < 1e-6
+                       for m in mantissas)
+    steps = np.diff(ticks)
+    if len(ticks) >= (3 if one_two_five else 2) and np.allclose(steps, steps[0]):
+        step = float(steps[0])
+        beyond = step * (math.ceil(value / step - 1e-9) if up else math.floor(value / step + 1e-9))
+        if beyond > 0:
+            return beyond
+    e = math.floor(math.log10(value))
+    nice = [m * 10.0 ** p for p in (e - 1, e, e + 1) for m in _LOG_MANTISSAS[0]]
+    return (min(v for v in nice if v >= value * (1 - 1e-9)) if up
+            else max(v for v in nice if v <= value * (1 + 1e-9)))
+
+
+#: How far a log y axis's range runs past its end ticks (share of its span in decades).
+RANGE_PAD = 0.02
+
+
 def set_log_ticks(fig: go.Figure) -> None:
     """Ticks of every log axis without tick values of its own: :func:`log_tick_values` of the
     values drawn on it (trace x or y, error bars, a fixed range; matched axes together),
-    labelled by :func:`tick_labels`."""
+    labelled by :func:`tick_labels`. A y axis without a range of its own gets a tick at or
+    beyond each end of what is drawn (:func:`enclosing_log_ticks`) and its range reaches
+    them: a CI95 whisker never runs past the last tick."""
     axes = {name: fig.layout[name] for name in fig.layout.to_plotly_json()
             if name.startswith(("xaxis", "yaxis"))}
     extents = drawn_extents(fig)
@@ -361,7 +411,14 @@ def set_log_ticks(fig: go.Figure) -> None:
             values += [10.0 ** float(r) for r in axis.range if r is not None]
         if not values:
             continue
-        ticks = log_tick_values(min(values), max(values), name[0])
+        lo, hi = min(values), max(values)
+        if name[0] == "y" and axis.range is None:
+            ticks = enclosing_log_ticks(lo, hi)
+            ends = np.log10([min(ticks[0], lo), max(ticks[-1], hi)])
+            pad = RANGE_PAD * float(ends[1] - ends[0] or 1.0)  # the end ticks' labels whole
+            axis.update(range=[float(ends[0]) - pad, float(ends[1]) + pad])
+        else:
+            ticks = log_tick_values(lo, hi, name[0])
         axis.update(tickmode="array", tickvals=ticks, ticktext=tick_labels(ticks))
 
 

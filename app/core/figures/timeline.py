@@ -16,7 +16,8 @@ _CLOCKS = ("SM clock", "memory clock")
 
 
 def build_timeline_figure(launches: pd.DataFrame, counters: pd.DataFrame, measured_starts: bool,
-                          max_sm_mhz: float | None = None) -> go.Figure:
+                          max_sm_mhz: float | None = None, host_timer: bool = False
+                          ) -> go.Figure:
     """Launch bars per region track, coloured by config; below them the NVML clocks when they share
     the axis.
 
@@ -24,6 +25,9 @@ def build_timeline_figure(launches: pd.DataFrame, counters: pd.DataFrame, measur
         launches, counters: the frames of :func:`~app.core.views.timeline.timeline_view`.
         measured_starts: the launches sit at their CUPTI start times (else in run order).
         max_sm_mhz: the device's maximum SM clock (dotted line), if known.
+        host_timer: the durations are host wall-clock times (cpu backend): the run-order axis
+            and the title say so (the axis said "Kernel time so far" of a job with no kernel
+            time, issue 37).
 
     Returns:
         One row (launches) or two sharing x (launches; SM and memory clock in MHz); x in ms
@@ -63,12 +67,18 @@ def build_timeline_figure(launches: pd.DataFrame, counters: pd.DataFrame, measur
         fig.update_yaxes(title={"text": theme.axis_title("Clock", "MHz")}, rangemode="tozero",
                          row=2, col=1)
     axis = ("Time on CUPTI's clock from the first event" if measured_starts else
-            "Kernel time so far, in run order")
+            run_order_axis(host_timer))
     fig.update_xaxes(title={"text": theme.axis_title(axis, "ms")}, row=rows, col=1)
     fig.update_yaxes(type="category", autorange="reversed", row=1, col=1)
     fig.update_layout(height=260 + 60 * launches[F.TRACK].nunique() + 160 * (rows - 1),
                       barmode="overlay")
-    return common.finish(fig, title)
+    return common.finish(fig, title, host_timer)
+
+
+def run_order_axis(host_timer: bool) -> str:
+    """The x axis of launches back to back in run order: the time its durations add up,
+    named as the backend measured it (``host_timer``: host wall-clock, cpu backend)."""
+    return f"{'Host wall-clock' if host_timer else 'Kernel'} time so far, in run order"
 
 
 def _open_on_launches(fig: go.Figure, launches: pd.DataFrame) -> None:

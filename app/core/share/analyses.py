@@ -190,7 +190,8 @@ def _nvml(bundle: Bundle, table: Table, section: H.Section) -> None:
 def _timeline(bundle: Bundle, _table: Table, section: H.Section) -> None:
     view = timeline_view(bundle)  # the launches table and, for the figure, counters and starts
     section.add(H.figure(build_timeline_figure(view.launches, view.counters,
-                                               view.measured_starts, max_sm_clock_mhz(bundle)),
+                                               view.measured_starts, max_sm_clock_mhz(bundle),
+                                               view.host_timer),
                          "timeline"), H.paragraph(view.note), H.table(view.launches))
 
 

@@ -11,8 +11,8 @@ import pandas as pd
 
 from profiling_worker.bundle.number_text import when_text
 from profiling_worker.bundle.schema import backends as B, columns as C
-from profiling_worker.bundle.schema.spec import JobSpec
 from profiling_worker.bundle.schema.manifest import JobStatus
+from profiling_worker.bundle.schema.spec import JobSpec
 
 from profiling_worker.bundle.loader import Bundle
 from app.core import numbers
@@ -43,10 +43,13 @@ def caption(bundle: Bundle) -> str:
 
 def host_timer_note(bundle: Bundle, status: JobStatus | None = None) -> str | None:
     """The warning every page of a cpu job shows under its caption (None for a GPU timer), in
-    the tense of ``status``: the job's state as the caption says it (a page: the job
-    manager's, which the manifest lags), None: the manifest's."""
-    return host_timer_warning(status or bundle.status, bundle.cpu_threads) \
-        if bundle.host_timer else None
+    the tense of ``status``: the state the page names (the pages pass
+    :func:`app.ui.job_status.shown_status`, the job manager's, which the manifest's
+    ``bundle.status`` lags: a page drawn in that lag said "will be" under a caption reading
+    running, and the next page "here is", issue 37); None: the manifest's."""
+    if not bundle.host_timer:
+        return None
+    return host_timer_warning(bundle.status if status is None else status, bundle.cpu_threads)
 
 
 def contention_note(bundle: Bundle, escape: Callable[[str], str] = str,

@@ -16,6 +16,7 @@ from app.core import derived, metric_roles
 from profiling_worker.bundle.loader import Bundle
 from app.core.metrics import MissingData, available_metrics, keys_of, with_labels
 from app.core import frame_columns as F
+from app.core.table_text import header
 from app.core.views.run_audit import NOTE_CHARS, failed_pairs_text, failed_rows
 
 #: Below this mean duration (ns) launch overhead and timer jitter dominate the spread.
@@ -62,7 +63,7 @@ def short_kernels_text(summary: pd.DataFrame, duration_metric: str) -> tuple[str
     rsd = short[C.RSD].astype(float)
     pairs = (", ".join(f"{a} {c}" for a, c in zip(short[C.ANNOTATION], short[F.CONFIG_LABEL]))
              if len(short) <= SHORT_NAMED else
-             f"the table's rows with {F.SHORT_KERNEL} True, and its CSV")
+             f"the table's rows with {header(F.SHORT_KERNEL)} True, and its CSV")
     low, high = f"{rsd.min():.2g}", f"{rsd.max():.2g}"
     spread = low if low == high else f"{low}–{high}"  # "RSD 3.9–3.9 %" read as a range
     said = "1 pair runs" if len(short) == 1 else f"{len(short):,} pairs run"

@@ -163,7 +163,7 @@ def test_plain_numbers_and_other_text_are_not_digits_problems(text: str) -> None
 
 @pytest.mark.parametrize("field", ["runs", "warmup", "cpu_threads", "auto_max_runs"])
 def test_a_whole_number_field_refuses_other_digits_once(field: str) -> None:
-    """Runs per size and the other number fields: one error, on the field, with the number to
+    """Runs per config and the other number fields: one error, on the field, with the number to
     type (the spec check's own "is not a whole number" would have said it a second time)."""
     form = {"kernels": ["matmul"], "sizes": "64", "runs": "2", "backend": "cpu", field: "١٦"}
     spec, errors = spec_form.to_job_spec(form)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from app.sidebar.job_builder import error_text, in_labels, labels
+from app.sidebar.job_builder import LABELS, error_text, in_labels, labels
 from profiling_worker.bundle.schema.spec import SpecInvalid, validate_spec
 from profiling_worker.bundle.schema.spec_errors import FieldError
 
@@ -33,7 +33,7 @@ def test_the_fix_names_the_control_and_the_cli_the_spec_field() -> None:
                                               "Fix: set Cache control to one of: all, none."),
     ("gpu", {"gpu": 99}, "**GPU index**: 99 is out of range: give a whole number from 0 to 63. "
                          "Fix: set GPU index between 0 and 63."),
-    ("runs", {"runs": 0}, "Fix: set Runs per size between 1 and 10,000."),
+    ("runs", {"runs": 0}, f"Fix: set {LABELS['runs']} between 1 and 10,000."),
 ])
 def test_every_range_and_choice_fix_names_the_label(field: str, raw: dict, shown: str) -> None:
     text = error_text(_error(field, **raw), labels(("n",))).replace("\\", "")

@@ -59,8 +59,10 @@ def test_apply_layout_sets_ticks_on_every_log_axis_from_its_data() -> None:
     assert list(fig.layout.xaxis.ticktext) == ["0.5", "1", "2", "5", "10", "20", "50", "100",
                                                "200"] or list(fig.layout.xaxis.ticktext) == [
         "1", "10", "100"]
-    assert min(fig.layout.yaxis.tickvals) >= 0.5 and max(fig.layout.yaxis.tickvals) <= 10_000
+    # a tick at or beyond each end of what is drawn (the whiskers count): 0.5 .. 10,000
+    assert min(fig.layout.yaxis.tickvals) <= 0.5 and max(fig.layout.yaxis.tickvals) >= 10_000
     assert math.isclose(max(fig.layout.yaxis.tickvals), 10_000)  # the whisker's top counts
+    assert min(fig.layout.yaxis.tickvals) > 0.05  # one step below, no more
 
 
 def test_spaced_ticks_thin_a_thousand_sizes() -> None:
@@ -68,3 +70,53 @@ def test_spaced_ticks_thin_a_thousand_sizes() -> None:
     ticks, text = theme.spaced_ticks(sizes, [f"{s:,.0f}" for s in sizes])
     assert 2 <= len(ticks) <= 12 and ticks[0] == 64.0
     assert _gaps_ok(ticks, sizes[0], sizes[-1], "x")
+
+
+def _whisker_ends(fig: go.Figure) -> tuple[float, float]:
+    """The lowest and highest value drawn on the y axis, whiskers included."""
+    return tuple(theme.drawn_extents(fig)["y"][i] for i in (0, -1))  # type: ignore[return-value]
+
+
+def _compare_of_the_fresh_user() -> go.Figure:
+    """Compare's chart as session 26's fresh user saw it (a cpu gate pair, runs 10): the n=64
+    ratio 0.82 with CI95 0.5-1.4, n=128 0.97 with 0.88-1.05."""
+    from bundled import bundled
+
+    from app.core import frame_columns as F
+    from app.core.figures.compare import build_compare_figure
+    from app.core.views.compare import CompareOptions, compare_frame
+
+    frame = compare_frame(bundled("h200-cupti-gate-base"), bundled("h200-cupti-gate-again"),
+                          CompareOptions()).head(2).copy()
+    frame[[F.RATIO, F.RATIO_CI95_LOWER, F.RATIO_CI95_UPPER]] = [[0.82, 0.5, 1.4],
+                                                                [0.97, 0.88, 1.05]]
+    return build_compare_figure(frame)
+
+
+def _sweep_past_a_decade() -> go.Figure:
+    """A log Size sweep whose top whisker (12,500) runs past the decade under it (10,000)."""
+    import pandas as pd
+
+    from app.core.figures.sweep import build_sweep_figure
+    from profiling_worker.bundle.schema import columns as C
+
+    frame = pd.DataFrame({C.ANNOTATION: "a", "n": [64, 128, 256], C.UNIT: "µs", C.NUM_RUNS: 10,
+                          C.AVG: [20.0, 900.0, 9_000.0], C.CI95_LOWER: [15.0, 800.0, 6_000.0],
+                          C.CI95_UPPER: [25.0, 1_000.0, 12_500.0]})
+    return build_sweep_figure(frame, "n", host_timer=False, log_y=True)
+
+
+@pytest.mark.parametrize("build", [_compare_of_the_fresh_user, _sweep_past_a_decade])
+def test_every_whisker_lies_between_two_ticks_inside_the_range(build) -> None:
+    """Session 26's fresh user: Compare's n=64 CI95 whisker ran past the last y tick (1.0) with
+    no tick above it. On each log y axis with error bars (Compare, Size sweep) a tick stands
+    at or beyond each whisker end and the range holds them."""
+    fig = build()
+    axis = fig.layout.yaxis
+    assert axis.type == "log"
+    low, high = _whisker_ends(fig)
+    ticks = list(axis.tickvals)
+    assert min(ticks) <= low * (1 + 1e-9) and max(ticks) >= high * (1 - 1e-9), (ticks, low, high)
+    bottom, top = (10.0 ** r for r in axis.range)
+    assert bottom <= min(ticks) and max(ticks) <= top, (axis.range, ticks)
+    assert len(set(theme.tick_labels(ticks))) == len(ticks)  # each tick its own label

@@ -134,7 +134,10 @@ def test_a_log_y_axis_labels_every_tick_in_full() -> None:
     frame = _frame().assign(**{C.AVG: [5.0, 50.0, 500.0, 21_000.0]})
     log = build_sweep_figure(frame, "n", host_timer=False, log_y=True).layout.yaxis
     assert log.type == "log" and dict(theme.LOG_AXIS) == {"type": "log"}
-    assert list(log.ticktext)[-3:] == ["100", "1,000", "10,000"]  # decades, written in full
+    # decades, the last one above the top whisker (21,000), written in full
+    assert list(log.tickvals)[-3:] == [1_000, 10_000, 100_000]
+    assert list(log.ticktext) == theme.tick_labels(list(log.tickvals))
+    assert not any("k" in text or "e" in text for text in log.ticktext), log.ticktext
     linear = build_sweep_figure(frame, "n", host_timer=False).layout.yaxis
     assert linear.type == "linear" and linear.tickformat == theme.VALUE_TICKFORMAT  # no SI
 

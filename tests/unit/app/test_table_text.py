@@ -57,3 +57,25 @@ def test_joined_names_go_after_the_counts() -> None:
     assert list(shown.columns) == ["Annotation", "KernelsPerRun", "Kernels",
                                    table_text.FULL_NAMES]
     assert shown[table_text.FULL_NAMES].tolist() == frame["Kernels"].tolist()
+
+
+def test_every_camel_case_column_is_headed_in_words_with_its_unit() -> None:
+    """Issue 37: tables headed their columns with the frames' names (Stability's
+    RelativeStdDevPct, CI95HalfWidthPct, StableMeasurement). Every such name of the bundle's
+    tables and of the views' frames gets a header in words; a unit at the name's end is said
+    in brackets; other names (Annotation, n, a metric's or a collector's own) stay."""
+    import re
+
+    from app.core import frame_columns as F
+    from app.core.table_text import header
+    from profiling_worker.bundle.schema import columns as C
+
+    names = {v for mod in (C, F) for k, v in vars(mod).items()
+             if k.isupper() and isinstance(v, str) and re.fullmatch(r"[A-Za-z0-9_]+", v)}
+    camel = re.compile(r"[a-z][A-Z]|[A-Za-z0-9]_[A-Z]")
+    assert not [(n, header(n)) for n in names if camel.search(header(n))]
+    assert header(C.RSD) == "Relative std dev (%)" and header(C.STABLE) == "Stable"
+    for name, unit in (("MeanTimeUs", "µs"), ("SmClockMHz", "MHz"), (C.CI95_HALF_PCT, "%")):
+        assert header(name).endswith(f"({unit})")  # the unit, in brackets
+    for name in (C.ANNOTATION, "n", "Run audit", "sm_clock", "gpu__time_duration.sum", "GPU"):
+        assert header(name) == name

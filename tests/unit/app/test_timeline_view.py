@@ -76,3 +76,20 @@ def test_recorded_cupti_timeline_opens_on_its_launches() -> None:
     assert low <= starts.min() and ends.max() <= high
     sm = view.counters[view.counters[F.COUNTER] == "SM clock"]
     assert sm[F.START_MS].min() < low  # samples before the launches exist, outside the view
+
+
+@pytest.mark.parametrize("name, host_timer", [("cpu", True), ("h200-ncu-matmul-sweep", False)])
+def test_the_run_order_axis_names_what_the_backend_measured(name, host_timer, cpu_bundle) -> None:
+    """Issue 37: a cpu job's timeline read "Kernel time so far" where it summed host wall-clock
+    times (no kernel time exists on the cpu backend); a GPU job's sums kernel durations."""
+    from app.core.figures.theme import axis_title
+    from app.core.figures.timeline import run_order_axis
+
+    bundle = load_bundle(cpu_bundle) if name == "cpu" else bundled(name)
+    view = timeline_view(bundle)
+    assert not view.measured_starts and view.host_timer is host_timer
+    fig = build_timeline_figure(view.launches, view.counters, view.measured_starts,
+                                host_timer=view.host_timer)
+    said = fig.layout.xaxis.title.text
+    assert said == axis_title(run_order_axis(host_timer), "ms")
+    assert ("Kernel" in said) is not host_timer and ("wall-clock" in said) is host_timer
