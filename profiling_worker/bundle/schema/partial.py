@@ -138,6 +138,11 @@ class Shortfall:
         cut: the config that was running when the cancel came (its runs dropped), else None.
         lost: what else was lost, in words (a backend that cannot keep whole configs says what
             it dropped), "" when nothing.
+        kind, hint: the ``failed`` error's kind and fix where the backend knows them (a later
+            Nsight Compute call that failed: its kernel's, or ncu's ``profiling_failed``), ""
+            for a kernel that raised (the job's error says to fix the kernel code).
+        dropped: configs that ran all their runs in a call that failed, dropped with it (a
+            call is kept whole or not at all; ``lost`` says which call).
     """
 
     measured: list[int]
@@ -145,6 +150,9 @@ class Shortfall:
     cancelled: str | None = None
     cut: int | None = None
     lost: str = ""
+    kind: str = ""
+    hint: str = ""
+    dropped: list[int] = field(default_factory=list)
 
 
 def config_label(config: Mapping[str, Any]) -> str:
@@ -160,6 +168,8 @@ def manifest_entries(short: Shortfall, configs: Sequence[Mapping[str, Any]]) -> 
             return f"failed: {short.failed[i]}"
         if i == short.cut:
             return f"cut mid-way by the cancel ({short.cancelled}); its runs were dropped"
+        if i in short.dropped:
+            return "ran, but its runs were dropped with the call that failed"
         return f"not run: cancelled ({short.cancelled})" if short.cancelled else "not run"
 
     missing = [{"config": i, "label": config_label(c), "why": why(i)}
