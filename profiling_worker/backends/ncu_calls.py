@@ -251,7 +251,7 @@ class NcuCalls:
         ncu wrote one) is removed, never read, and its ncu log kept and named in ``lost``; the
         config whose kernel raised is ``failed`` with ``err``'s text where it is known
         (:meth:`raised_at`; the configs the call ran before it ``dropped``), else every config
-        of the call (ncu's own failure)."""
+        of the call (ncu's own failure: its text with the first)."""
         assert self.flight is not None  # a call fails while it is under way
         configs = self.flight[0]
         start = prefix(configs, len(self.spec.configs))
@@ -260,7 +260,10 @@ class NcuCalls:
         logs = [f"{self.out_dir.name}/{log.name}"
                 for log in sorted(self.out_dir.glob(f"{start}*.log"))]
         at = self.raised_at(configs, err)
-        failed = {i: err.message for i in ([at] if at is not None else configs)}
+        first = config_label(self.spec.configs[configs[0]])  # ncu's error said once, there
+        failed = {at: err.message} if at is not None else {
+            i: err.message if i == configs[0] else f"with config {first}, in the same Nsight "
+                                                   "Compute call" for i in configs}
         lost = dropped_call_text(configs, self.spec.configs, "that failed", logs)
         self.emit("log", message=f"Nsight Compute: the call of configs {configs[0]}-"
                                  f"{configs[-1]} failed ({err.message}); the calls read before "

@@ -188,13 +188,22 @@ def failed_text(missing: Mapping[str, Any]) -> str:
     return f"config {label} {why.replace(f' at config {label} ', ' ', 1)}"
 
 
+def failed_entries(record: object) -> list[Mapping[str, Any]]:
+    """The configs of a :data:`CONFIGS_KEY` record's ``not_measured`` that failed (why
+    ``failed: <error>``), empty for any other record or none: a failed job's error is made of
+    them (``runner._ended``), so the note says it."""
+    missing = record.get("not_measured") if isinstance(record, Mapping) else None
+    return [m for m in missing or () if isinstance(m, Mapping)
+            and str(m.get("why", "")).startswith("failed: ")]
+
+
 def note_of(record: Mapping[str, Any]) -> str:
     """The sentence of a :data:`CONFIGS_KEY` record: "Partial: 12 of 40 configs measured;
     cancelled (SIGTERM at ...); ..." or "config n=4096 failed: <error>; the other configs are
     shown"."""
     measured, total = len(record.get("measured") or ()), int(record.get("total") or 0)
     missing = list(record.get("not_measured") or ())
-    failed = [m for m in missing if str(m.get("why", "")).startswith("failed: ")]
+    failed = failed_entries(record)
     parts = [f"Partial: {measured:,} of {counted(total, 'config')} measured"]
     if record.get("cancelled"):
         parts.append(f"cancelled ({record['cancelled']})")

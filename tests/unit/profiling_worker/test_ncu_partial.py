@@ -474,7 +474,8 @@ def test_ncu_that_fails_in_a_later_call_keeps_the_calls_read_before_it(
     short = result.shortfall
     assert (short.measured, sorted(short.failed), short.cancelled) == ([0, 1], [2, 3], None)
     assert short.dropped == []
-    assert all(NCU_ERROR in why for why in short.failed.values())
+    assert NCU_ERROR in short.failed[2] and NCU_ERROR not in short.failed[3]  # said once
+    assert "n=2048" not in short.failed[3] and "n=4096" in short.failed[3]
     assert short.kind == ProfilingFailed.kind and "ncu log" in short.hint
     log = f"configs2-3-{Path(REPORT).stem}.log"
     assert _files(tmp_path) == [f"configs0-1-{REPORT}", log, "report_summary.json"]
@@ -536,17 +537,21 @@ def test_ncu_that_fails_in_the_first_call_fails_the_job_naming_it(
 
 # the job the runner writes of it ------------------------------------------------------------
 
-def record_failed_ncu_job(monkeypatch: pytest.MonkeyPatch, job_dir: Path, report: Path) -> Path:
+def record_failed_ncu_job(monkeypatch: pytest.MonkeyPatch, job_dir: Path, report: Path,
+                          ncu_fails: bool = False) -> Path:
     """Run J1 (4 configs, two a call) through the worker's ``runner.run_job`` with the stand-in
-    nsight in attach mode and a kernel that raises at n=8192, in the second call: the runner's
-    own tables, manifest and error around the stand-in's calls. Only the probe (no GPU, no
-    ncu here: the recorded H200 job's environment stands in) and the backend's run (the
-    stand-in nsight, :func:`stand_in`) are replaced. Returns ``job_dir``."""
+    nsight in attach mode, its second call failing: a kernel that raises at n=8192
+    (:func:`raises_at`), or with ``ncu_fails`` ncu exiting with an error
+    (:func:`ncu_exits_with_an_error`). The runner's own tables, manifest and error around the
+    stand-in's calls: only the probe (no GPU, no ncu here: the recorded H200 job's environment
+    stands in) and the backend's run (the stand-in nsight) are replaced. Returns ``job_dir``."""
     recorded = json.loads((scenario_dir("h200-ncu-j1-fp16") / C.MANIFEST_FILE).read_text())
     spec = validate_spec({**J1, "thermal_mode": "off"})
     job_dir.mkdir(parents=True)
     (job_dir / C.SPEC_FILE).write_text(json.dumps(spec.to_json()), encoding="utf-8")
-    module, _calls = stand_in(monkeypatch, report)
+    module = second_call(monkeypatch, report, "1.1.0", ncu_exits_with_an_error(report)) \
+        if ncu_fails else stand_in(monkeypatch, report)[0]
+    bodies = [] if ncu_fails else [raises_at((8192,), 2)]
     monkeypatch.setattr(ncu_calls, "CALL_BUDGET_S", TWO_A_CALL_S)
 
     def prepare(job_dir: Path, manifest: dict[str, Any], *_args: Any) -> runner.Prepared:
@@ -558,8 +563,7 @@ def record_failed_ncu_job(monkeypatch: pytest.MonkeyPatch, job_dir: Path, report
 
     def collect(spec: Any, _registry: Any, job_dir: Path, _status: Any, channel: Channel,
                 *_args: Any) -> Any:
-        return ncu.collect_ncu(module, spec, [raises_at((8192,), 2)], job_dir / C.NSIGHT_DIR,
-                               channel.emit)
+        return ncu.collect_ncu(module, spec, bodies, job_dir / C.NSIGHT_DIR, channel.emit)
 
     monkeypatch.setattr(runner, "prepare", prepare)
     monkeypatch.setattr(runner, "collect", collect)
