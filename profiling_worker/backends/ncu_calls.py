@@ -28,6 +28,7 @@ import json
 import os
 import signal
 import time
+import traceback
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -253,6 +254,7 @@ class NcuCalls:
         (:meth:`raised_at`; the configs the call ran before it ``dropped``), else every config
         of the call (ncu's own failure: its text with the first)."""
         assert self.flight is not None  # a call fails while it is under way
+        traceback.print_exception(err)  # the job's error says where: worker.log
         configs = self.flight[0]
         start = prefix(configs, len(self.spec.configs))
         for path in self.out_dir.glob(f"{start}*.ncu-rep*"):
