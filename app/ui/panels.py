@@ -15,7 +15,6 @@ from pandas.io.formats.style import Styler
 import plotly.graph_objects as go
 import streamlit as st
 
-from profiling_worker.bundle.errors import KernelFailed
 from profiling_worker.bundle.number_text import times_in
 from profiling_worker.bundle.schema import columns as C, partial
 from profiling_worker.bundle.schema.manifest import JobStatus
@@ -419,10 +418,11 @@ def render_bundle_error(bundle: Bundle) -> None:
     err = bundle.error
     short = partial.note(bundle.manifest)
     status = job_status.shown_status(bundle)
-    # a kernel that raised at some configs: its error is the note's failure again (a fresh
-    # user read it twice, a warning and a red box): one box says both
+    # configs that failed (a kernel that raised at some, a later Nsight Compute call that
+    # failed): its error is the note's failure again (a fresh user read it twice, a warning and
+    # a red box): one box says both
     one_box = bool(short and err and status == JobStatus.FAILED
-                   and err.get("kind") == KernelFailed.kind)
+                   and partial.failed_entries(bundle.manifest.get(partial.CONFIGS_KEY)))
     if short and not one_box:
         st.warning(esc(short), icon=":material/rule:")
     if status == JobStatus.CANCELLED:

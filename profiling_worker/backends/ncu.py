@@ -99,12 +99,14 @@ def collect_ncu(nsight: Any, spec: JobSpec, bodies: Sequence[Any], out_dir: Path
                 emit: Emit, uuid: str | None = None, user: Sequence[UserCollector] = (),
                 warm_up_s: Sequence[float] | None = None) -> Collection | None:
     """Profile with Nsight Compute in the calls :func:`ncu_calls.plan` gives (one for a small
-    job); returns None in the launch-mode child (which exits). A cancel keeps the calls read
-    before it (``shortfall``); ``warm_up_s``: each config's warm-up call (attach mode).
+    job); returns None in the launch-mode child (which exits). A cancel, or a later call that
+    fails, keeps the calls read before it (``shortfall``); ``warm_up_s``: each config's
+    warm-up call (attach mode).
 
     Raises:
-        ProfilingFailed: ncu failed, or the report is missing or holds no launch.
-        KernelFailed: a kernel body raised (in attach mode).
+        ProfilingFailed: ncu failed in the first call, or its report is missing, or the
+            reports hold no launch.
+        KernelFailed: a kernel body raised in the first call.
         Cancelled: the cancel came before any call was read.
     """
     import nvtx
@@ -135,7 +137,7 @@ def collect_ncu(nsight: Any, spec: JobSpec, bodies: Sequence[Any], out_dir: Path
                              warnings + calls.warnings)
     collection.shortfall = short
     if recorders is not None:
-        if short is not None:  # the runs of the call a cancel cut
+        if short is not None:  # the runs of the call a cancel cut or that failed
             recorders.clear(set(range(len(spec.configs))) - set(short.measured))
         collection.collectors = recorders.frame(spec)
         collection.warnings += recorders.warnings()

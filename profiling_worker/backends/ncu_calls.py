@@ -11,6 +11,9 @@ calls of about :data:`CALL_BUDGET_S` of estimated profiling each, and each call'
 read (its launches kept, ``report_summary.json`` written) before the next call starts. A
 cancel loses the call under way (its ncu and the program ncu runs are stopped,
 :func:`stop_ncu`, and its files removed); the calls before it are the job's partial result.
+So does a later call that fails (a kernel that raised in it, ncu that exited with an error):
+the calls after it are not run, its report is removed and its ncu log kept, and the job ends
+``failed`` with the configs of the calls read (:meth:`NcuCalls.shortfall`).
 
 Each more call costs an ncu start: in launch mode a new copy of the worker under ncu (about
 10 s, the pre-flight fit's constant, docs/performance.md). So a call holds about a minute, and
@@ -25,6 +28,7 @@ import json
 import os
 import signal
 import time
+import traceback
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -33,9 +37,11 @@ from typing import Any
 from profiling_worker.backends import nsight_backend as nb
 from profiling_worker.backends.base import Emit, RunCounter
 from profiling_worker.backends.cupti import lost_text, plan_calls
-from profiling_worker.bundle.errors import Cancelled, ProfilingFailed, last_error_event
+from profiling_worker.bundle.errors import (Cancelled, KernelFailed, ProfilingFailed,
+                                            WorkerError, classify_known, last_error_event)
 from profiling_worker.bundle.number_text import counted
 from profiling_worker.bundle.schema import columns as C
+from profiling_worker.bundle.schema.events import last_event
 from profiling_worker.bundle.schema.partial import Shortfall, config_label
 from profiling_worker.bundle.schema.spec import JobSpec
 
@@ -129,17 +135,14 @@ class NcuCalls:
     warnings: list[str] = field(default_factory=list)
     flight: tuple[list[int], int] | None = None
 
-    def run(self, calls: Sequence[Sequence[int]]) -> Cancelled | None:
-        """Run and read ``calls`` in order; the cancel that stopped them (None: every call ran).
-
-        Raises:
-            ProfilingFailed, KernelFailed: a call failed (the launch-mode child's own error
-                first), or wrote no report.
-        """
+    def run(self, calls: Sequence[Sequence[int]]) -> WorkerError | None:
+        """Run and read ``calls`` in order; what stopped them (None: every call ran): a cancel,
+        or a call that failed or wrote no report (``Cancelled``; ``KernelFailed`` or
+        ``ProfilingFailed``, the launch-mode child's own error first)."""
         try:
             for configs in calls:
                 self.call(list(configs))
-        except Cancelled as exc:
+        except WorkerError as exc:
             return exc
         return None
 
@@ -164,6 +167,11 @@ class NcuCalls:
             raise last_error_event(self.out_dir.parent) or err from exc  # the child's own
         finally:
             os.environ.pop(CALL_ENV, None)
+        # a launch-mode child's error while its ncu still exited 0: its report is not whole (the
+        # job stops at a call's failure, so an error event is this call's child's)
+        child = last_error_event(self.out_dir.parent)
+        if child is not None:
+            raise child
         self.read(configs, start)
 
     def note(self, warning: str) -> None:
@@ -203,21 +211,30 @@ class NcuCalls:
             self.emit("log", message=f"Nsight Compute: configs {configs[0]}-{configs[-1]} "
                                      "measured and their report read", ncu_call_read=configs)
 
-    def shortfall(self, cancel: Cancelled | None) -> Shortfall | None:
-        """What a cancel left unmeasured (None: no cancel): the call it cut has its ncu stopped
-        (:func:`stop_ncu`) and its files removed; the config it was running is ``cut`` where
-        the worker saw its runs (attach mode), else the call's configs are named in ``lost``.
+    def shortfall(self, stop: WorkerError | None) -> Shortfall | None:
+        """What a cancel or a failed call left unmeasured (None: every call ran): the call
+        under way has its ncu stopped (:func:`stop_ncu`), then :meth:`cancelled` or
+        :meth:`failed` says what the calls read before keep.
 
         Raises:
-            Cancelled: the cancel came before any call was read.
+            WorkerError: ``stop`` came before any call was read (a cancel, or the first call's
+                failure): nothing to keep, the job ends with it as before.
         """
-        if cancel is None:
+        if stop is None:
             return None
         if self.flight is not None:  # its ncu: 1.1 does not wait for it, 0.9.x's shell is gone
             stop_ncu(f"{self.out_dir}/{prefix(self.flight[0], len(self.spec.configs))}",
                      call_value(self.flight[0], self.out_dir))
         if not self.measured:
-            raise cancel  # nothing to keep: the job ends as it did before (its files left)
+            raise stop  # nothing to keep (the cancel's files left, as before)
+        if isinstance(stop, Cancelled):
+            return self.cancelled(stop)
+        return self.failed(classify_known(stop) or stop)
+
+    def cancelled(self, cancel: Cancelled) -> Shortfall:
+        """A cancel's shortfall: the call it cut has its files removed; the config it was
+        running is ``cut`` where the worker saw its runs (attach mode), else the call's configs
+        are named in ``lost``."""
         cut, lost = None, ""
         if self.flight is not None:
             configs, done_before = self.flight
@@ -230,14 +247,63 @@ class NcuCalls:
                     if cut is not None else cut_call_text(configs, self.spec.configs))
         return Shortfall(sorted(self.measured), {}, cancel.how, cut, lost)
 
+    def failed(self, err: WorkerError) -> Shortfall:
+        """A later call's failure's shortfall: the calls after it are not run; its report (if
+        ncu wrote one) is removed, never read, and its ncu log kept and named in ``lost``; the
+        config whose kernel raised is ``failed`` with ``err``'s text where it is known
+        (:meth:`raised_at`; the configs the call ran before it ``dropped``), else every config
+        of the call (ncu's own failure: its text with the first)."""
+        assert self.flight is not None  # a call fails while it is under way
+        traceback.print_exception(err)  # the job's error says where: worker.log
+        configs = self.flight[0]
+        start = prefix(configs, len(self.spec.configs))
+        for path in self.out_dir.glob(f"{start}*.ncu-rep*"):
+            path.unlink()
+        logs = [f"{self.out_dir.name}/{log.name}"
+                for log in sorted(self.out_dir.glob(f"{start}*.log"))]
+        at = self.raised_at(configs, err)
+        first = config_label(self.spec.configs[configs[0]])  # ncu's error said once, there
+        failed = {at: err.message} if at is not None else {
+            i: err.message if i == configs[0] else f"with config {first}, in the same Nsight "
+                                                   "Compute call" for i in configs}
+        lost = dropped_call_text(configs, self.spec.configs, "that failed", logs)
+        self.emit("log", message=f"Nsight Compute: the call of configs {configs[0]}-"
+                                 f"{configs[-1]} failed ({err.message}); the calls read before "
+                                 "are kept", ncu_call_failed=configs)
+        ran = configs[:configs.index(at)] if at is not None else []  # the configs run before it
+        return Shortfall(sorted(self.measured), failed, None, None, lost, err.kind, err.hint,
+                         ran)
+
+    def raised_at(self, configs: Sequence[int], err: WorkerError) -> int | None:
+        """The config of ``configs`` whose kernel raised ``err`` (None: not a kernel's failure,
+        or not seen): the latest run this process counted in the call (attach mode), else the
+        latest config the launch-mode child's progress events name (its warm-up or a run)."""
+        if err.kind != KernelFailed.kind or self.flight is None:
+            return None
+        if self.counter.done > self.flight[1] and self.counter.last is not None:
+            at: Any = self.counter.last[0]
+        else:
+            event = last_event(self.out_dir.parent / C.EVENTS_FILE, "progress", "config")
+            at = event["config"] if event is not None else None
+        return at if at in configs else None
+
 
 def cut_call_text(call: Sequence[int], configs: Sequence[Mapping[str, Any]]) -> str:
     """The ``lost`` words of a cancel that cut the call of ``call`` (indices into the job's
     ``configs``) whose running config the worker did not see (launch mode: the child under
     ncu runs it)."""
+    return dropped_call_text(call, configs, "under way")
+
+
+def dropped_call_text(call: Sequence[int], configs: Sequence[Mapping[str, Any]], which: str,
+                      logs: Sequence[str] = ()) -> str:
+    """The ``lost`` words of the call of ``call`` (indices into the job's ``configs``) that was
+    dropped (``which``: "under way", a cancel cut it; "that failed"), naming its ncu ``logs``
+    (paths in the job folder)."""
     labels = ", ".join(config_label(configs[i]) for i in call)
-    return (f"the Nsight Compute call under way ({labels}) was dropped whole: a call's report "
-            "is read only once the call has ended")
+    said = "; its ncu log: " + ", ".join(logs) if logs else ""
+    return (f"the Nsight Compute call {which} ({labels}) was dropped whole: a call's report "
+            f"is read only once the call has ended{said}")
 
 
 def child_call(nsight: Any, spec: JobSpec, options: dict[str, Any],

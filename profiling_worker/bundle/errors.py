@@ -178,14 +178,10 @@ def last_error_event(job_dir: Path) -> WorkerError | None:
     """The last ``error`` event in ``job_dir``'s events.jsonl as a WorkerError (what the
     launch-mode child that nsight-python 0.9.x re-runs said failed), None when there is none."""
     from profiling_worker.bundle.schema.columns import EVENTS_FILE
-    from profiling_worker.bundle.schema.events import parse_line
+    from profiling_worker.bundle.schema.events import last_event
 
-    try:
-        lines = (job_dir / EVENTS_FILE).read_text(encoding="utf-8").splitlines()
-    except OSError:
+    event = last_event(job_dir / EVENTS_FILE, "error")
+    if event is None:
         return None
-    for event in filter(None, map(parse_line, reversed(lines))):
-        if event["event"] == "error":
-            return WorkerError(event.get("message", ""), event.get("hint", ""),
-                               kind=event.get("kind", "kernel_failed"))
-    return None
+    return WorkerError(event.get("message", ""), event.get("hint", ""),
+                       kind=event.get("kind", "kernel_failed"))

@@ -392,11 +392,11 @@ def _ended(short: partial.Shortfall | None, spec: JobSpec, job_dir: Path) -> dic
         of = counted(len(spec.configs), "config")
         label = partial.config_label(spec.configs[first])
         said = short.failed[first]  # names the config where the kernel's own error does
-        err = KernelFailed(f"{len(short.failed):,} of {of} failed; "
-                           + ("" if f"config {label} " in said else f"config {label}: ")
-                           + said,
-                           "fix the kernel code (traceback in worker.log) and run again; the "
-                           "configs measured are kept")
+        fix = short.hint or "fix the kernel code (traceback in worker.log) and run again"
+        err = WorkerError(f"{len(short.failed):,} of {of} failed; "
+                          + ("" if f"config {label} " in said else f"config {label}: ") + said,
+                          f"{fix}; the configs measured are kept",
+                          kind=short.kind or KernelFailed.kind)
     status = JobStatus.CANCELLED if short.cancelled else JobStatus.FAILED
     return {"status": status.value, **entries,
             "error": {**err.to_event_fields(), "log_tail": log_tail(job_dir)}}

@@ -150,12 +150,11 @@ NCU_PYTHONPATH = "KPROF_NCU_PYTHONPATH"
 NCU_RUNS = 160
 
 
-def test_an_ncu_cancel_keeps_the_calls_finished_before_it(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Two configs of 160 runs of a 1 Mcycle spin kernel (about 0.5 ms): two Nsight Compute
-    calls. The cancel comes once the worker logged the first call's report read (the second
-    call's ncu is then starting or running): the first config is kept with its GPU times, the
-    bundle says partial and how the cancel came, and the cut call left no file."""
+def _ncu_job(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, kernel: str, warmup: int
+             ) -> tuple[JobManager, str, list[dict[str, Any]]]:
+    """A job manager whose worker takes :data:`NCU_PYTHONPATH`, and the job of two Nsight
+    Compute calls (a config each, tags 0 and 1, :data:`NCU_RUNS` runs of 1 Mcycle) of
+    ``kernel`` (tests/fixtures/kernel_files_gpu) it was given: (manager, job id, configs)."""
     monkeypatch.setenv("KPROF_KERNEL_DIRS", str(KERNELS))
     env = settings.worker_env()
     if os.environ.get(NCU_PYTHONPATH):
@@ -164,21 +163,34 @@ def test_an_ncu_cancel_keeps_the_calls_finished_before_it(
                          os.environ.get("KPROF_WORKER_PYTHON", sys.executable), env=env,
                          kill_grace_s=5.0)
     configs: list[dict[str, Any]] = [{"mcycles": 1, "tag": t} for t in range(2)]
-    spec = validate_spec({"kernels": ["gpu_spin"], "configs": configs, "runs": NCU_RUNS,
-                          "warmup": 1, "thermal_mode": "off", "backend": B.NCU},
+    spec = validate_spec({"kernels": [kernel], "configs": configs, "runs": NCU_RUNS,
+                          "warmup": warmup, "thermal_mode": "off", "backend": B.NCU},
                          load_registry().kernels)
     assert ncu_calls.plan(spec) == [[0], [1]]  # the premise: a call per config
-    job = manager.submit(spec)
+    return manager, manager.submit(spec), configs
+
+
+def _skip_or_fail(manager: JobManager, job: str, when: str) -> None:
+    """Skip where the worker says ncu cannot run here, else fail: the job ended ``when``."""
+    manifest = read_manifest(manager.get(job).path)
+    error = manifest.get("error") or {}
+    if error.get("kind") in ("backend_unavailable", "counter_permission"):
+        pytest.skip(f"ncu cannot run in this environment ({NCU_PYTHONPATH} "
+                    f"{os.environ.get(NCU_PYTHONPATH)!r}): {error.get('message')}")
+    pytest.fail(f"the job ended {manifest.get('status')} {when}: {error}")
+
+
+def test_an_ncu_cancel_keeps_the_calls_finished_before_it(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two configs of 160 runs of a 1 Mcycle spin kernel (about 0.5 ms): two Nsight Compute
+    calls. The cancel comes once the worker logged the first call's report read (the second
+    call's ncu is then starting or running): the first config is kept with its GPU times, the
+    bundle says partial and how the cancel came, and the cut call left no file."""
+    manager, job, configs = _ncu_job(tmp_path, monkeypatch, "gpu_spin", warmup=1)
     deadline = time.monotonic() + 240
     read = _logged(manager, job, "ncu_call_read", deadline)
     if read is None:
-        manifest = read_manifest(manager.get(job).path)
-        error = manifest.get("error") or {}
-        if error.get("kind") in ("backend_unavailable", "counter_permission"):
-            pytest.skip(f"ncu cannot run in this environment ({NCU_PYTHONPATH} "
-                        f"{os.environ.get(NCU_PYTHONPATH)!r}): {error.get('message')}")
-        pytest.fail(f"the job ended {manifest.get('status')} before its first call was read: "
-                    f"{error}")
+        _skip_or_fail(manager, job, "before its first call was read")
     assert read == [0]
     manager.cancel(job)
     assert manager.wait(job, 120) == "cancelled", "the cancel came after the second call"
@@ -202,3 +214,38 @@ def test_an_ncu_cancel_keeps_the_calls_finished_before_it(
     assert len(times) == NCU_RUNS
     # 1e6 cycles: 0.5 ms at 2 GHz; any SM clock from 0.33 to 3.3 GHz passes
     assert (times > 0).all() and 3e5 < times.median() < 3e6, times.describe()
+
+
+def test_an_ncu_kernel_that_raises_in_a_later_call_keeps_the_calls_before_it(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two Nsight Compute calls of 160 runs (gpu_spin_refusing, no warm-up), the kernel
+    raising in the first run of the second (tag 1): the job ends failed, partial, with the
+    first config kept with its GPU times, the second named failed with the kernel's own error
+    (in the job's error too), its call's report gone and its ncu log named."""
+    manager, job, configs = _ncu_job(tmp_path, monkeypatch, "gpu_spin_refusing", warmup=0)
+    status = manager.wait(job, 300)
+    path = Path(manager.get(job).path)
+    manifest = read_manifest(path)
+    if partial.CONFIGS_KEY not in manifest:
+        _skip_or_fail(manager, job, "keeping no config")
+    assert status == "failed", manifest.get("error")
+    record = manifest[partial.CONFIGS_KEY]
+    assert record["measured"] == [0] and record["cancelled"] is None, record
+    (missing,) = record["not_measured"]
+    refused = "tag 1 is refused by this kernel"
+    assert missing["config"] == 1 and missing["why"].startswith("failed: "), missing
+    assert refused in missing["why"] and refused in partial.note(manifest)
+    error = manifest["error"]
+    assert error["kind"] == "kernel_failed" and refused in error["message"], error
+    assert partial.config_label(configs[1]) in record["lost"]
+    nsight = sorted(p.name for p in (path / C.NSIGHT_DIR).iterdir())
+    assert any(n.startswith("configs0-0-") and n.endswith(".ncu-rep") for n in nsight), nsight
+    assert not [n for n in nsight if n.startswith("configs1-1-") and ".ncu-rep" in n], nsight
+    for log in (n for n in nsight if n.startswith("configs1-1-") and n.endswith(".log")):
+        assert f"{C.NSIGHT_DIR}/{log}" in record["lost"], (log, record["lost"])
+    summary = json.loads((path / C.REPORT_SUMMARY_FILE).read_text())
+    assert summary["launches"] == NCU_RUNS
+    runs = load_bundle(path).table(C.TABLE_RUNS)
+    assert sorted(runs[C.CONFIG].unique()) == [0]
+    times = runs[runs[C.METRIC] == C.GPU_TIME][C.VALUE]  # ns, one a run
+    assert len(times) == NCU_RUNS and (times > 0).all(), times.describe()

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import time
+from pathlib import Path
 from typing import Any
 
 KINDS = ("progress", "log", "warning", "error", "result")
@@ -47,4 +48,17 @@ def parse_line(line: str) -> dict[str, Any] | None:
         return None
     if isinstance(data, dict) and data.get("event") in KINDS:
         return data
+    return None
+
+
+def last_event(path: Path, kind: str, key: str | None = None) -> dict[str, Any] | None:
+    """The last ``kind`` event of the events file ``path`` (the last holding ``key``, where
+    given), None when it has none or cannot be read (a line being written is skipped)."""
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except OSError:
+        return None
+    for event in filter(None, map(parse_line, reversed(lines))):
+        if event["event"] == kind and (key is None or key in event):
+            return event
     return None

@@ -138,6 +138,11 @@ class Shortfall:
         cut: the config that was running when the cancel came (its runs dropped), else None.
         lost: what else was lost, in words (a backend that cannot keep whole configs says what
             it dropped), "" when nothing.
+        kind, hint: the ``failed`` error's kind and fix where the backend knows them (a later
+            Nsight Compute call that failed: its kernel's, or ncu's ``profiling_failed``), ""
+            for a kernel that raised (the job's error says to fix the kernel code).
+        dropped: configs that ran all their runs in a call that failed, dropped with it (a
+            call is kept whole or not at all; ``lost`` says which call).
     """
 
     measured: list[int]
@@ -145,6 +150,9 @@ class Shortfall:
     cancelled: str | None = None
     cut: int | None = None
     lost: str = ""
+    kind: str = ""
+    hint: str = ""
+    dropped: list[int] = field(default_factory=list)
 
 
 def config_label(config: Mapping[str, Any]) -> str:
@@ -160,6 +168,8 @@ def manifest_entries(short: Shortfall, configs: Sequence[Mapping[str, Any]]) -> 
             return f"failed: {short.failed[i]}"
         if i == short.cut:
             return f"cut mid-way by the cancel ({short.cancelled}); its runs were dropped"
+        if i in short.dropped:
+            return "ran, but its runs were dropped with the call that failed"
         return f"not run: cancelled ({short.cancelled})" if short.cancelled else "not run"
 
     missing = [{"config": i, "label": config_label(c), "why": why(i)}
@@ -178,13 +188,22 @@ def failed_text(missing: Mapping[str, Any]) -> str:
     return f"config {label} {why.replace(f' at config {label} ', ' ', 1)}"
 
 
+def failed_entries(record: object) -> list[Mapping[str, Any]]:
+    """The configs of a :data:`CONFIGS_KEY` record's ``not_measured`` that failed (why
+    ``failed: <error>``), empty for any other record or none: a failed job's error is made of
+    them (``runner._ended``), so the note says it."""
+    missing = record.get("not_measured") if isinstance(record, Mapping) else None
+    return [m for m in missing or () if isinstance(m, Mapping)
+            and str(m.get("why", "")).startswith("failed: ")]
+
+
 def note_of(record: Mapping[str, Any]) -> str:
     """The sentence of a :data:`CONFIGS_KEY` record: "Partial: 12 of 40 configs measured;
     cancelled (SIGTERM at ...); ..." or "config n=4096 failed: <error>; the other configs are
     shown"."""
     measured, total = len(record.get("measured") or ()), int(record.get("total") or 0)
     missing = list(record.get("not_measured") or ())
-    failed = [m for m in missing if str(m.get("why", "")).startswith("failed: ")]
+    failed = failed_entries(record)
     parts = [f"Partial: {measured:,} of {counted(total, 'config')} measured"]
     if record.get("cancelled"):
         parts.append(f"cancelled ({record['cancelled']})")

@@ -25,9 +25,13 @@ import pytest
 from profiling_worker import cli
 from profiling_worker.backends import base, ncu, ncu_calls
 from profiling_worker.backends.channel import Channel
-from profiling_worker.bundle.errors import Cancelled
+from profiling_worker.backends.run_side import BackendStatus
+from profiling_worker.bundle.errors import Cancelled, KernelFailed, ProfilingFailed
 from profiling_worker.bundle.schema import backends as B, columns as C, partial
+from profiling_worker.bundle.loader import load_bundle
+from profiling_worker.bundle.schema.manifest import JobStatus, read_manifest
 from profiling_worker.bundle.schema.spec import validate_spec
+from profiling_worker.catalog.registry import GuardedBody, kernel_error, load_registry
 from profiling_worker.extract.ncu_report_reader import merged_summary, read_launches
 from profiling_worker.job import runner
 from tests.scenarios import scenario_dir, scenario_report
@@ -369,3 +373,232 @@ def test_a_counter_resumed_counts_on() -> None:
     counter = base.RunCounter(spec, lambda _k, **f: events.append(f))
     counter.resume_at(20)
     assert counter.next((4096,)) == (2, 0) and events[-1]["done"] == 21
+
+
+# a later call that fails --------------------------------------------------------------------
+
+#: What the failing kernel and the failing ncu say (their error text must reach the manifest).
+REFUSED = "size 8192 is refused by this kernel"
+NCU_ERROR = "==ERROR== stand-in ncu: the profiled process failed"
+
+
+def raises_at(values: tuple[Any, ...], run: int) -> Any:
+    """A kernel body as the worker builds it (registry.GuardedBody: its error a KernelFailed
+    naming the kernel and the config) that raises ValueError in run ``run`` of ``values``."""
+    seen: dict[tuple[Any, ...], int] = {}
+
+    def body(*config: Any, annotate: Any = None) -> None:
+        seen[config] = seen.get(config, -1) + 1
+        if config == values and seen[config] == run:
+            raise ValueError(REFUSED)
+    return GuardedBody("matmul", body, ("n",))
+
+
+def second_call(monkeypatch: pytest.MonkeyPatch, report: Path, version: str,
+                instead: Any) -> Any:
+    """:func:`stand_in` whose call of configs 2-3 is ``instead(options, configs)`` (what ncu
+    and a launch-mode child do there), the first call as the stand-in does it."""
+    module, _calls = stand_in(monkeypatch, report, version)
+    kernel = module.analyze.kernel
+
+    def kernel_of(**options: Any) -> Any:
+        if "configs2-3" in options["output_prefix"]:
+            return lambda _func: lambda configs: instead(options, configs)
+        return kernel(**options)
+
+    kernel_of.__signature__ = kernel.__signature__  # type: ignore[attr-defined]
+    module.analyze.kernel = kernel_of
+    monkeypatch.setattr(ncu_calls, "CALL_BUDGET_S", TWO_A_CALL_S)
+    return module
+
+
+def _collect_with(module: Any, tmp_path: Path, bodies: list[Any] | None = None) -> Any:
+    out = tmp_path / C.NSIGHT_DIR
+    out.mkdir()
+    return ncu.collect_ncu(module, validate_spec({**J1, "thermal_mode": "off"}), bodies or [],
+                           out, Channel(tmp_path, None).emit)
+
+
+def ncu_exits_with_an_error(report: Path) -> Any:
+    """The second call as ncu that exits non-zero after the runs: its log and a report are
+    written (what is in that report is not known), and nsight-python raises its
+    ProfilerException with the log's errors."""
+    def call(options: dict[str, Any], _configs: Any) -> None:
+        target = Path(f"{options['output_prefix']}{REPORT}")
+        shutil.copyfile(report, target)
+        target.with_suffix(".log").write_text(NCU_ERROR + "\n")
+        raise ProfilerException(f"{NCU_ERROR} (see {target.with_suffix('.log')})")
+    return call
+
+
+class ProfilerException(Exception):
+    """nsight-python's exception of a call whose ncu exited non-zero (nsight.exceptions)."""
+
+
+def test_a_kernel_that_raises_in_a_later_call_keeps_the_calls_read_before_it(
+        monkeypatch, tmp_path, j1_report) -> None:
+    """Attach mode: the kernel raises in run 2 of n=8192, in the second call after n=4096 ran
+    all its runs: the first call's configs are kept with their report's values, n=8192 failed
+    with the kernel's own error, n=4096 dropped with its call, and nothing else of it is kept."""
+    result, _calls, events = collect(monkeypatch, tmp_path, j1_report, [raises_at((8192,), 2)])
+    short = result.shortfall
+    assert (short.measured, list(short.failed), short.cancelled, short.cut) == ([0, 1], [3],
+                                                                                 None, None)
+    assert REFUSED in short.failed[3] and "n=8192" in short.failed[3]
+    assert short.kind == KernelFailed.kind
+    assert short.lost == ncu_calls.dropped_call_text([2, 3], J1["configs"], "that failed")
+    whole, _device = read_launches(j1_report, J1["metrics"])
+    assert sorted(result.launches[C.CONFIG].unique()) == [0, 1]
+    assert sorted(result.launches[C.VALUE]) == sorted(r[C.VALUE] for r in whole
+                                                     if r[C.CONFIG] in (0, 1))
+    assert _files(tmp_path) == [f"configs0-1-{REPORT}", "report_summary.json"]
+    assert _summary(tmp_path)["report"] == f"configs0-1-{REPORT}"
+    assert [f["ncu_call_failed"] for _k, f in events if "ncu_call_failed" in f] == [[2, 3]]
+    record = partial.manifest_entries(short, J1["configs"])[partial.CONFIGS_KEY]
+    assert [m["config"] for m in record["not_measured"]] == [2, 3]
+    assert record["cancelled"] is None
+    why = {m["label"]: m["why"] for m in record["not_measured"]}
+    assert why["n=8192"].startswith("failed: ") and REFUSED in why["n=8192"]
+    assert short.dropped == [2] and "dropped" in why["n=4096"]  # it ran: not "not run"
+    note = partial.note_of(record)
+    assert REFUSED in note and "n=8192" in note and "n=4096" in note
+
+
+def test_ncu_that_fails_in_a_later_call_keeps_the_calls_read_before_it(
+        monkeypatch, tmp_path, j1_report) -> None:
+    """ncu exits with an error in the second call: no kernel raised, so both of its configs
+    are said failed with ncu's error; the report it wrote is never read (removed), its log is
+    kept and named."""
+    module = second_call(monkeypatch, j1_report, "1.1.0", ncu_exits_with_an_error(j1_report))
+    result = _collect_with(module, tmp_path)
+    short = result.shortfall
+    assert (short.measured, sorted(short.failed), short.cancelled) == ([0, 1], [2, 3], None)
+    assert short.dropped == []
+    assert NCU_ERROR in short.failed[2] and NCU_ERROR not in short.failed[3]  # said once
+    assert "n=2048" not in short.failed[3] and "n=4096" in short.failed[3]
+    assert short.kind == ProfilingFailed.kind and "ncu log" in short.hint
+    log = f"configs2-3-{Path(REPORT).stem}.log"
+    assert _files(tmp_path) == [f"configs0-1-{REPORT}", log, "report_summary.json"]
+    assert short.lost == ncu_calls.dropped_call_text([2, 3], J1["configs"], "that failed",
+                                                     [f"{C.NSIGHT_DIR}/{log}"])
+    assert sorted(result.launches[C.CONFIG].unique()) == [0, 1]
+
+
+def child_raises(tmp_path: Path, ncu_exit: int) -> Any:
+    """The second call in launch mode: its child (the worker's copy under ncu) counts the runs
+    of n=4096 and the first of n=8192, where the kernel raises: the child's progress and error
+    events in the job's events.jsonl, as runner.run_child writes them; then ncu exits
+    ``ncu_exit`` (nsight-python raises for non-zero) without a report."""
+    error = kernel_error("matmul", (8192,), ValueError(REFUSED), ("n",))
+
+    def call(_options: dict[str, Any], _configs: Any) -> None:
+        child = Channel(tmp_path, None)
+        for config, run in [(2, r) for r in range(10)] + [(3, 0)]:
+            child.emit("progress", done=(config - 2) * 10 + run + 21, total=40,
+                       stage="profiling", config=config, run=run)
+        child.emit("error", **error.to_event_fields())
+        if ncu_exit:
+            raise ProfilerException(NCU_ERROR)
+    return call
+
+
+@pytest.mark.parametrize("ncu_exit", [1, 0])
+def test_a_launch_childs_kernel_that_raised_in_a_later_call_is_named(
+        monkeypatch, tmp_path, j1_report, ncu_exit) -> None:
+    """Launch mode: the child runs the second call and its kernel raises at n=8192; the
+    parent keeps the first call, names n=8192 failed with the child's own error (read from
+    its events), whether ncu then exits with an error or not (the child's error event says
+    the call failed: its report would not be whole)."""
+    module = second_call(monkeypatch, j1_report, "0.9.6", child_raises(tmp_path, ncu_exit))
+    result = _collect_with(module, tmp_path)
+    short = result.shortfall
+    expected = kernel_error("matmul", (8192,), ValueError(REFUSED), ("n",))
+    assert (short.measured, short.failed, short.dropped) == ([0, 1], {3: expected.message}, [2])
+    assert short.kind == KernelFailed.kind and short.hint == expected.hint
+    assert sorted(result.launches[C.CONFIG].unique()) == [0, 1]
+
+
+def test_a_kernel_that_raises_in_the_first_call_fails_the_job_naming_it(
+        monkeypatch, tmp_path, j1_report) -> None:
+    with pytest.raises(KernelFailed) as raised:
+        collect(monkeypatch, tmp_path, j1_report, [raises_at((2048,), 3)])
+    assert REFUSED in raised.value.message and "n=2048" in raised.value.message
+
+
+def test_ncu_that_fails_in_the_first_call_fails_the_job_naming_it(
+        monkeypatch, tmp_path, j1_report) -> None:
+    module, _calls = stand_in(monkeypatch, j1_report)
+    fail = ncu_exits_with_an_error(j1_report)
+    module.analyze.kernel = lambda **options: lambda _func: lambda configs: fail(options, configs)
+    with pytest.raises(ProfilingFailed) as raised:
+        _collect_with(module, tmp_path)
+    assert NCU_ERROR in raised.value.message
+
+
+# the job the runner writes of it ------------------------------------------------------------
+
+def record_failed_ncu_job(monkeypatch: pytest.MonkeyPatch, job_dir: Path, report: Path,
+                          ncu_fails: bool = False) -> Path:
+    """Run J1 (4 configs, two a call) through the worker's ``runner.run_job`` with the stand-in
+    nsight in attach mode, its second call failing: a kernel that raises at n=8192
+    (:func:`raises_at`), or with ``ncu_fails`` ncu exiting with an error
+    (:func:`ncu_exits_with_an_error`). The runner's own tables, manifest and error around the
+    stand-in's calls: only the probe (no GPU, no ncu here: the recorded H200 job's environment
+    stands in) and the backend's run (the stand-in nsight) are replaced. Returns ``job_dir``."""
+    recorded = json.loads((scenario_dir("h200-ncu-j1-fp16") / C.MANIFEST_FILE).read_text())
+    spec = validate_spec({**J1, "thermal_mode": "off"})
+    job_dir.mkdir(parents=True)
+    (job_dir / C.SPEC_FILE).write_text(json.dumps(spec.to_json()), encoding="utf-8")
+    module = second_call(monkeypatch, report, "1.1.0", ncu_exits_with_an_error(report)) \
+        if ncu_fails else stand_in(monkeypatch, report)[0]
+    bodies = [] if ncu_fails else [raises_at((8192,), 2)]
+    monkeypatch.setattr(ncu_calls, "CALL_BUDGET_S", TWO_A_CALL_S)
+
+    def prepare(job_dir: Path, manifest: dict[str, Any], *_args: Any) -> runner.Prepared:
+        manifest.update(spec=spec.to_json(), spec_hash=spec.spec_hash(),
+                        environment=recorded["environment"])
+        status = BackendStatus(True, recorded["backend"]["reason"],
+                               nsight_mode=recorded["backend"]["nsight_mode"])
+        return runner.Prepared(spec, load_registry(), status, {}, [])
+
+    def collect(spec: Any, _registry: Any, job_dir: Path, _status: Any, channel: Channel,
+                *_args: Any) -> Any:
+        return ncu.collect_ncu(module, spec, bodies, job_dir / C.NSIGHT_DIR, channel.emit)
+
+    monkeypatch.setattr(runner, "prepare", prepare)
+    monkeypatch.setattr(runner, "collect", collect)
+    (job_dir / C.NSIGHT_DIR).mkdir()
+    old = signal.getsignal(signal.SIGTERM), signal.getsignal(signal.SIGINT)
+    try:
+        assert runner.run_job(job_dir, Channel(job_dir, None)) == 1  # not done
+    finally:
+        signal.signal(signal.SIGTERM, old[0])
+        signal.signal(signal.SIGINT, old[1])
+    return job_dir
+
+
+def test_the_job_of_a_later_call_that_failed_is_failed_with_the_calls_read_kept(
+        monkeypatch, tmp_path, j1_report) -> None:
+    """The runner writes the first call's configs as the job's tables (their values the
+    report's), its manifest says failed, partial, which configs were not measured and why,
+    and its error names the config and the kernel's error, with the worker log's tail."""
+    job = record_failed_ncu_job(monkeypatch, tmp_path / "20270101-000000-ncu-0001", j1_report)
+    manifest = read_manifest(job)
+    assert manifest["status"] == JobStatus.FAILED.value
+    record = manifest[partial.CONFIGS_KEY]
+    assert (record["measured"], record["total"], record["cancelled"]) == ([0, 1], 4, None)
+    assert [m["config"] for m in record["not_measured"]] == [2, 3]
+    assert manifest[partial.PARTIAL_KEY] == [partial.note(manifest)]
+    error = manifest["error"]
+    assert error["kind"] == KernelFailed.kind and error["message"].startswith("1 of 4 configs")
+    assert REFUSED in error["message"] and "n=8192" in error["message"]
+    assert "the configs measured are kept" in error["hint"] and "log_tail" in error
+    text = partial.status_text(manifest["status"], manifest)
+    assert text.startswith(JobStatus.FAILED.value) and "partial" in text and "2 of 4" in text
+    bundle = load_bundle(job)
+    runs = bundle.table(C.TABLE_RUNS)
+    assert sorted(runs[C.CONFIG].unique()) == [0, 1]
+    whole, _device = read_launches(j1_report, J1["metrics"])
+    assert sorted(runs[runs[C.METRIC] == C.GPU_TIME][C.VALUE]) == sorted(
+        r[C.VALUE] for r in whole if r[C.CONFIG] in (0, 1) and r[C.METRIC] == C.GPU_TIME)
+    assert sorted(bundle.table(C.TABLE_AGGREGATED)[C.CONFIG].unique()) == [0, 1]
