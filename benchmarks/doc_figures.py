@@ -701,7 +701,8 @@ BIG_SWEEP_RUNS = ("big-sweep-1205-1000", "big-sweep-1205-10000", "big-sweep-1205
                   "big-sweep-1206-s19-wsimport-ab", "big-sweep-1206-s19-preloadonly-ab",
                   "big-sweep-1206-s20-folds", "big-sweep-1207-s26-ab",
                   "big-sweep-1207-s26-ab0", "big-sweep-1207-s26-ab2", "big-sweep-1207-s26-ab3",
-                  "big-sweep-1207-s27-preload-ab", "big-sweep-1207-s27-ab")
+                  "big-sweep-1207-s27-preload-ab", "big-sweep-1207-s27-ab",
+                  "big-sweep-1207-s27-ab2")
 #: Big-sweep page runs of one checkout beside the bare page, without a baseline (``--bare``).
 BIG_SWEEP_ALONE_RUNS = ("big-sweep-1205-quiet-1000", "big-sweep-1206-s19-quiet",
                         "big-sweep-1207-s21-quiet-1000")
