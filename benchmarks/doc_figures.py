@@ -702,7 +702,20 @@ BIG_SWEEP_RUNS = ("big-sweep-1205-1000", "big-sweep-1205-10000", "big-sweep-1205
                   "big-sweep-1206-s20-folds", "big-sweep-1207-s26-ab",
                   "big-sweep-1207-s26-ab0", "big-sweep-1207-s26-ab2", "big-sweep-1207-s26-ab3",
                   "big-sweep-1207-s27-preload-ab", "big-sweep-1207-s27-ab",
-                  "big-sweep-1207-s27-ab2")
+                  "big-sweep-1207-s27-ab2", "big-sweep-1207-s27-ab3")
+#: Big-sweep page runs of one change against one baseline whose pairs the docs also pool.
+BIG_SWEEP_POOLED = (("big-sweep-1207-s27-ab", "big-sweep-1207-s27-ab2", "big-sweep-1207-s27-ab3"),)
+
+
+def big_sweep_pooled_text(runs: tuple[str, ...]) -> str:
+    """``the 18 pairs of the 3 runs together: warm after / before 0.82 (CI95 ...): met; cold
+    after / before ...`` (every round of ``runs`` a pair, :func:`paired.paired_ratio`)."""
+    raws = [json.loads((HERE / "cpu" / f"{run}.json").read_text())["times_s"] for run in runs]
+    parts = [f"{kind} after / before " + ratio_text(paired_ratio(
+        [v for t in raws for v in t[f"dash_{kind}"]], [v for t in raws for v in t[f"base_{kind}"]]))
+        for kind in ("warm", "cold")]
+    pairs = sum(len(t["dash_warm"]) for t in raws)
+    return f"the {pairs} pairs of the {len(runs)} runs together: " + "; ".join(parts)
 #: Big-sweep page runs of one checkout beside the bare page, without a baseline (``--bare``).
 BIG_SWEEP_ALONE_RUNS = ("big-sweep-1205-quiet-1000", "big-sweep-1206-s19-quiet",
                         "big-sweep-1207-s21-quiet-1000")
@@ -1202,6 +1215,8 @@ def claims() -> list[tuple[str, str]]:
             out.append(("docs/performance.md", post_ab_text(run, bundle)))
     for run in BIG_SWEEP_RUNS:
         out.append(("docs/performance.md", big_sweep_text(run)))
+    for runs in BIG_SWEEP_POOLED:
+        out.append(("docs/performance.md", big_sweep_pooled_text(runs)))
     for run in BIG_SWEEP_ALONE_RUNS:
         out.append(("docs/performance.md", big_sweep_alone_text(run)))
     for run in BIG_SWEEP_NAV_RUNS:
