@@ -367,9 +367,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     download_route.install()  # the streamed download route, built with the server
     from app.streamlit_patches import page_shell
 
-    # the first chart's plotly chunk loaded from the page's <head>; the first run's other
-    # chunks preloaded once the server's start-up work is done
-    page_shell.install(prewarm.settled)
+    page_shell.install()  # the first chart's plotly chunk loaded from the page's <head>
     stcli.main()  # click: runs the server, then raises SystemExit
     return 0
 

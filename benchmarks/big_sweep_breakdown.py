@@ -13,7 +13,10 @@ started server (cold) and once more in a fresh context (warm). For each load it 
   section, as the browser receives it;
 - when the chart's traces were drawn (:data:`page_speed.PROBE`);
 - the renderer main thread's time up to then, by kind (:func:`page_trace.main_thread_ms`), and
-  its longest task (:func:`longest_task_ms`).
+  its longest task (:func:`longest_task_ms`);
+- its CPU time from the chart's message to the chart drawn, by kind (React, a lazily loaded
+  chunk's evaluation, other JavaScript, style/layout/paint: :func:`page_trace.phases`), and
+  when the plotly chunk was evaluated.
 
 Usage: ``python benchmarks/big_sweep_breakdown.py [--configs 1000] [--root DIR]
 [--results DIR] [--bare] [--traces DIR] [--json out.json]`` (``--root``: another checkout;
@@ -35,7 +38,7 @@ from typing import Any
 REPO = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(REPO), str(REPO / "benchmarks")]
 from benchmarks.page_speed import BARE, CHROMIUM, PROBE, VIEWPORT, _drawn_at, serve  # noqa: E402
-from benchmarks.page_trace import CATEGORIES, main_thread_ms  # noqa: E402
+from benchmarks.page_trace import CATEGORIES, main_thread_ms, phases  # noqa: E402
 from benchmarks.results_page_scale import build_scale_bundle  # noqa: E402
 
 #: Records the arrival (ms since navigation start) and size of every WebSocket message.
@@ -94,8 +97,10 @@ def traced_load(browser: Any, url: str, trace: Path) -> dict[str, Any]:
                  "bytes": int(size), "what": describe(base64.b64decode(payload))}
                 for (ts, payload), (t, size) in zip(frames, handled)]
     spent = {**main_thread_ms(trace), "longest": longest_task_ms(trace)}
+    chart = next((m["handled_ms"] for m in messages if "plotly_chart" in m["what"]), drawn_ms)
     return {"drawn_ms": round(drawn_ms, 1), "messages": messages,
-            "main_thread_ms": {k: round(v, 1) for k, v in spent.items()}}
+            "main_thread_ms": {k: round(v, 1) for k, v in spent.items()},
+            "chart_message_to_drawn_cpu_ms": phases(trace, chart, drawn_ms)}
 
 
 def longest_task_ms(trace: Path) -> float:
@@ -141,6 +146,8 @@ def main() -> None:
             out[kind] = load
             print(f"{kind}: chart drawn at {load['drawn_ms']:.0f} ms; main thread (ms) "
                   + ", ".join(f"{k} {v:.0f}" for k, v in sorted(load["main_thread_ms"].items())))
+            print("  chart message to chart drawn, main thread CPU (ms): " + ", ".join(
+                f"{k} {v:.0f}" for k, v in load["chart_message_to_drawn_cpu_ms"].items()))
             for m in load["messages"]:
                 print(f"  arrived {m['arrived_ms']:8.0f} ms, handled {m['handled_ms']:8.0f} ms "
                       f"{m['bytes']:>9,} B  {m['what']}")

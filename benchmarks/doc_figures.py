@@ -738,7 +738,22 @@ BIG_SWEEP_RUNS = ("big-sweep-1205-1000", "big-sweep-1205-10000", "big-sweep-1205
                   "big-sweep-1206-s14-quiet", "big-sweep-1206-s15-quiet",
                   "big-sweep-1206-s19-wsimport-ab", "big-sweep-1206-s19-preloadonly-ab",
                   "big-sweep-1206-s20-folds", "big-sweep-1207-s26-ab",
-                  "big-sweep-1207-s26-ab0", "big-sweep-1207-s26-ab2", "big-sweep-1207-s26-ab3")
+                  "big-sweep-1207-s26-ab0", "big-sweep-1207-s26-ab2", "big-sweep-1207-s26-ab3",
+                  "big-sweep-1207-s27-preload-ab", "big-sweep-1207-s27-ab",
+                  "big-sweep-1207-s27-ab2", "big-sweep-1207-s27-ab3")
+#: Big-sweep page runs of one change against one baseline whose pairs the docs also pool.
+BIG_SWEEP_POOLED = (("big-sweep-1207-s27-ab", "big-sweep-1207-s27-ab2", "big-sweep-1207-s27-ab3"),)
+
+
+def big_sweep_pooled_text(runs: tuple[str, ...]) -> str:
+    """``the 18 pairs of the 3 runs together: warm after / before 0.82 (CI95 ...): met; cold
+    after / before ...`` (every round of ``runs`` a pair, :func:`paired.paired_ratio`)."""
+    raws = [json.loads((HERE / "cpu" / f"{run}.json").read_text())["times_s"] for run in runs]
+    parts = [f"{kind} after / before " + ratio_text(paired_ratio(
+        [v for t in raws for v in t[f"dash_{kind}"]], [v for t in raws for v in t[f"base_{kind}"]]))
+        for kind in ("warm", "cold")]
+    pairs = sum(len(t["dash_warm"]) for t in raws)
+    return f"the {pairs} pairs of the {len(runs)} runs together: " + "; ".join(parts)
 #: Big-sweep page runs of one checkout beside the bare page, without a baseline (``--bare``).
 BIG_SWEEP_ALONE_RUNS = ("big-sweep-1205-quiet-1000", "big-sweep-1206-s19-quiet",
                         "big-sweep-1207-s21-quiet-1000")
@@ -816,7 +831,13 @@ BREAKDOWN_RUNS = ("big-sweep-breakdown-1205-1000-before", "big-sweep-breakdown-1
                   "big-sweep-breakdown-1205-bare", "big-sweep-breakdown-1205-quiet-1000",
                   "big-sweep-breakdown-1206-s19-main", "big-sweep-breakdown-1206-s19-bare",
                   "big-sweep-breakdown-1206-s19-noshell", "big-sweep-breakdown-1206-s19-wsimport",
-                  "big-sweep-breakdown-1207-s26-main", "big-sweep-breakdown-1207-s26-bare")
+                  "big-sweep-breakdown-1207-s26-main", "big-sweep-breakdown-1207-s26-bare",
+                  "big-sweep-breakdown-1207-s27-main", "big-sweep-breakdown-1207-s27-bare",
+                  "big-sweep-breakdown-1207-s27-after")
+#: Those of them that also split the main thread's CPU from the chart's message to its draw
+#: (``chart_message_to_drawn_cpu_ms``, :func:`page_trace.phases`).
+PHASE_RUNS = ("big-sweep-breakdown-1207-s27-main", "big-sweep-breakdown-1207-s27-bare",
+              "big-sweep-breakdown-1207-s27-after")
 
 
 def big_sweep_text(run: str) -> str:
@@ -843,7 +864,8 @@ def _after_before(raw: dict[str, Any], samples: dict[str, list[float]],
 
 
 #: Big-sweep page runs with the browser's CPU time (``big_sweep_page.py --trace``) the docs quote.
-BIG_SWEEP_CPU_RUNS = ("big-sweep-1205-s13-hog-trace", "big-sweep-1206-s20-folds")
+BIG_SWEEP_CPU_RUNS = ("big-sweep-1205-s13-hog-trace", "big-sweep-1206-s20-folds",
+                      "big-sweep-1207-s27-trace")
 
 
 def big_sweep_cpu_text(run: str) -> str:
@@ -898,6 +920,29 @@ def breakdown_text(run: str) -> str:
             f"thread's longest task {load['main_thread_ms']['longest'] / 1e3:.1f} s")
     return (f"{raw['configs']:,} configs" if not raw.get("bare") else "bare page") + ": " + \
         "; ".join(out) + f" (load average {raw['load_average_before'][0]:.1f})"
+
+
+def phases_text(run: str) -> str:
+    """``main: warm: chart message to chart drawn 1.2 s, main thread CPU 880 ms (React 453,
+    chunks evaluated 71, other script 27, style/layout/paint 59, rest 269); the plotly chunk
+    evaluated from 1.6 s for 1.1 s; cold: ...`` for one :mod:`big_sweep_breakdown` run."""
+    raw = json.loads((HERE / "cpu" / f"{run}.json").read_text())
+    out = []
+    for kind in ("cold", "warm"):
+        load = raw[kind]
+        cpu = load["chart_message_to_drawn_cpu_ms"]
+        chart = next(m for m in load["messages"] if "plotly_chart" in m["what"])
+        parts = [("React", "react"), ("chunks evaluated", "evaluate"),
+                 ("other script", "script"), ("style/layout/paint", "render"), ("rest", "other")]
+        total = sum(cpu.get(k, 0.0) for _n, k in parts)
+        out.append(f"{kind}: chart message to chart drawn "
+                   f"{(load['drawn_ms'] - chart['handled_ms']) / 1e3:.1f} s, main thread CPU "
+                   f"{total:,.0f} ms (" + ", ".join(f"{n} {cpu.get(k, 0.0):,.0f}"
+                                                    for n, k in parts)
+                   + f"); the plotly chunk evaluated from {cpu['plotly_eval_start'] / 1e3:.1f} s"
+                   f" for {cpu['plotly_eval'] / 1e3:.1f} s")
+    name = "bare page" if raw.get("bare") else f"{raw['configs']:,} configs"
+    return f"{name}: " + "; ".join(out)
 
 
 #: Upload memory runs (``benchmarks/upload_memory.py --baseline ... --json``) the docs quote.
@@ -1213,6 +1258,8 @@ def claims() -> list[tuple[str, str]]:
             out.append(("docs/performance.md", post_ab_text(run, bundle)))
     for run in BIG_SWEEP_RUNS:
         out.append(("docs/performance.md", big_sweep_text(run)))
+    for runs in BIG_SWEEP_POOLED:
+        out.append(("docs/performance.md", big_sweep_pooled_text(runs)))
     for run in BIG_SWEEP_ALONE_RUNS:
         out.append(("docs/performance.md", big_sweep_alone_text(run)))
     for run in BIG_SWEEP_NAV_RUNS:
@@ -1225,6 +1272,8 @@ def claims() -> list[tuple[str, str]]:
         out.append(("docs/performance.md", big_sweep_server_text(run)))
     for run in BIG_SWEEP_SERVER_CPU_RUNS:
         out.append(("docs/performance.md", big_sweep_server_cpu_text(run)))
+    for run in PHASE_RUNS:
+        out.append(("docs/performance.md", phases_text(run)))
     for run in BREAKDOWN_RUNS:
         out.append(("docs/performance.md", breakdown_text(run)))
     for run in UPLOAD_RUNS:

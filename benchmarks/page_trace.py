@@ -56,6 +56,47 @@ def main_thread_ms(trace: Path) -> dict[str, float]:
     return dict(out)
 
 
+def phases(trace: Path, since_ms: float, until_ms: float) -> dict[str, float]:
+    """The renderer main thread's CPU ms between ``since_ms`` and ``until_ms`` (ms since the
+    document's request, the trace's first ``ResourceSendRequest``: within a few ms of the
+    page's navigation start, the time base of its ``performance.now()``), by kind: React
+    (``react-dom``'s calls), module evaluation (``evaluate``: a lazily loaded element kind's
+    chunk), other JavaScript (``script``: Streamlit's message handling, Plotly's draw), style,
+    layout and paint (``render``), and the rest of the tasks (``other``); also ``plotly_eval``
+    (start and wall ms of the longest module evaluation of the whole load: Streamlit's plotly
+    chunk). Nested events are counted once, in their outermost kind."""
+    events = json.loads(trace.read_text())["traceEvents"]
+    main = {(e["pid"], e["tid"]) for e in events
+            if e.get("name") == "thread_name" and e["args"].get("name") == "CrRendererMain"}
+    t0 = min(e["ts"] for e in events if e.get("name") == "ResourceSendRequest")
+    spans = sorted((e for e in events if (e.get("pid"), e.get("tid")) in main
+                    and e.get("ph") == "X"), key=lambda e: (e["ts"], -e.get("dur", 0)))
+    out: collections.Counter[str] = collections.Counter()
+    evals = [e for e in spans if e["name"] == "v8.evaluateModule"]
+    if evals:
+        longest = max(evals, key=lambda e: e.get("dur", 0))
+        out["plotly_eval_start"] = (longest["ts"] - t0) / 1e3
+        out["plotly_eval"] = longest.get("dur", 0) / 1e3
+    end = 0.0  # the end (us) of the last counted event: its children are not counted again
+    for e in spans:
+        start = (e["ts"] - t0) / 1e3
+        if not since_ms <= start < until_ms or e["ts"] < end or e["name"] == "RunTask":
+            continue
+        url = str(e.get("args", {}).get("data", {}).get("url", ""))
+        kind = ("react" if e["name"] in SCRIPT and "react-dom" in url else
+                "evaluate" if e["name"] == "v8.evaluateModule" else
+                "script" if e["name"] in SCRIPT else "render" if e["name"] in RENDER else None)
+        if kind is None:
+            continue
+        out[kind] += e.get("tdur", 0) / 1e3
+        end = e["ts"] + e.get("dur", 0)
+    tasks = sum(e.get("tdur", 0) / 1e3 for e in spans if e["name"] == "RunTask"
+                and since_ms <= (e["ts"] - t0) / 1e3 < until_ms)
+    out["other"] = max(0.0, tasks - sum(out[k] for k in ("react", "evaluate", "script",
+                                                          "render")))
+    return {k: round(v, 1) for k, v in out.items()}
+
+
 def traced_load(browser, page, url: str, trace: Path,
                 settle_ms: int = 0) -> tuple[float, dict[str, float]]:  # type: ignore[no-untyped-def]
     """Open ``url`` in ``page`` (whose context has :data:`page_speed.PROBE`) under the trace

@@ -9,16 +9,9 @@ browser still waits for the rest of Streamlit's JavaScript and the WebSocket (id
 the first chart is drawn as soon as its message is in. Nothing else changes: the same page,
 drawn in the same order.
 
-Once the server's start-up work is done (``install``'s ``settled``: ``kernel-dashboard``'s
-prewarm), the shell also preloads (``modulepreload``, fetched and compiled, not run) the chunks
-of the element kinds every first run draws (:data:`FIRST_RUN_KINDS`: the sidebar's form, the
-link bar, the Size sweep's controls and table) with the modules they import, and their CSS.
-Streamlit asks for a kind's chunk only when React first draws that kind; on a load whose
-messages came while the plotly chunk ran, that was after it, and the chart, drawn in the same
-pass, waited about half a second for 68 small files (a 1,000-config sweep, issue 37), which a
-bare page with one chart never fetched there. Not before: the 68 requests take the server
-about 0.2 s of CPU, which a load during its start-up (imports, the likely bundles' reads) would
-wait for, while its first script run makes the chart come after those chunks anyway.
+Session 26 also preloaded the chunks of the first run's other element kinds (68 files) once
+the server had settled; in paired runs (issue 37, sessions 26 and 27) that showed no benefit
+but at load 2.6-11, none at modest load, and it was taken out in session 27.
 
 The shell is changed on its way out (an ASGI middleware, innermost, so it sees the bytes
 before gzip), and only a response whose body is exactly the installed ``index.html``: a
@@ -33,21 +26,11 @@ its charts are drawn as before, just later.
 from __future__ import annotations
 
 import functools
-import re
 from pathlib import Path
 from typing import Any, Callable
 from urllib.parse import quote
 
 _DROPPED = {b"content-length", b"etag", b"last-modified"}
-#: The element kinds (Streamlit's chunk names, ``<Kind>.<hash>.js``) a first run of the Size
-#: sweep draws besides the chart: the CSS html, the link bar's page links, the sidebar's select
-#: and text boxes, the page's segmented controls, Log y toggle, table and CSV button, and the
-#: "Loading results…" spinner of a server's first run. Most are in every page's first run.
-FIRST_RUN_KINDS = ("Html", "PageLink", "Selectbox", "Multiselect", "TextInput", "ButtonGroup",
-                   "Checkbox", "DataFrame", "DownloadButton", "Spinner")
-#: A chunk's static imports, as the bundler writes them (``import{a as b}from"./x.js"``,
-#: ``import"./y.js"``); dynamic ``import(`./z.js`)`` stays lazy
-_STATIC_IMPORT = re.compile(r'(?:from|import)"\./([^"/]+\.js)"')
 _CONDITIONAL = {b"if-none-match", b"if-modified-since"}
 
 Scope = dict[str, Any]
@@ -69,46 +52,13 @@ def plotly_chunk() -> str | None:
     return chunks[0].name if chunks else None
 
 
-@functools.lru_cache(maxsize=1)
-def first_run_files(kinds: tuple[str, ...] = FIRST_RUN_KINDS) -> tuple[str, ...]:
-    """Paths under ``static/`` (``js/Selectbox.<hash>.js``, ``css/DataFrame.<hash>.css``) of
-    the installed Streamlit's chunks of ``kinds`` and every module they import statically,
-    but for those its ``index.html`` preloads itself and the plotly chunk's (sorted). A kind
-    without a chunk in this release is left out; none found: ()."""
-    js = _static_dir() / "static" / "js"
-    own = set(re.findall(r'(?:href|src)="\./static/js/([^"]+)"',
-                         (_static_dir() / "index.html").read_text(errors="replace")))
-    own.add(plotly_chunk() or "")
-    todo = [p.name for kind in kinds for p in js.glob(f"{kind}.*.js")]
-    found: set[str] = set()
-    while todo:  # the chunks' module graph (static imports only)
-        name = todo.pop()
-        if name in found or name in own or not (js / name).is_file():
-            continue
-        found.add(name)
-        todo.extend(_STATIC_IMPORT.findall((js / name).read_text(errors="replace")))
-    css = [p.name for kind in kinds for p in (_static_dir() / "static" / "css").glob(
-        f"{kind}.*.css")]
-    return tuple(sorted(f"js/{n}" for n in found)) + tuple(sorted(f"css/{n}" for n in css))
-
-
-def _preload_tag(path: str) -> str:
-    """A ``<link>`` that fetches ``static/<path>`` without running it: a module's
-    ``modulepreload`` (crossorigin, as Streamlit's own) or a style sheet's ``preload``."""
-    if path.endswith(".css"):
-        return f'<link rel="preload" as="style" href="./static/{path}">'
-    return f'<link rel="modulepreload" crossorigin href="./static/{path}">'
-
-
-def injected(index: bytes, chunk: str, more: tuple[str, ...] = ()) -> bytes:
-    """``index`` (Streamlit's ``index.html``) with ``chunk`` preloaded and imported and the
-    files ``more`` (:func:`first_run_files`) preloaded after it, just before ``</head>``;
-    ``index`` itself when it has no ``</head>``. URLs are relative, as Streamlit's own
-    (``./static/js/...``), so ``server.baseUrlPath`` and page paths work."""
+def injected(index: bytes, chunk: str) -> bytes:
+    """``index`` (Streamlit's ``index.html``) with ``chunk`` preloaded and imported, just
+    before ``</head>``; ``index`` itself when it has no ``</head>``. URLs are relative, as
+    Streamlit's own (``./static/js/...``), so ``server.baseUrlPath`` and page paths work."""
     href = f"./static/js/{chunk}"
     tags = (f'<link rel="modulepreload" crossorigin href="{href}">'
-            + "".join(_preload_tag(path) for path in more)
-            + f'<script type="module">import("{href}");</script>').encode()
+            f'<script type="module">import("{href}");</script>').encode()
     head, mark, rest = index.rpartition(b"</head>")
     return head + tags + mark + rest if mark else index
 
@@ -136,23 +86,14 @@ def nested_target(path: str, base: str, query: bytes = b"") -> str | None:
 
 class ShellMiddleware:
     """ASGI middleware: a ``GET`` answered ``200 text/html`` with exactly ``index`` is sent
-    as ``shell`` instead (``later`` once ``settled()`` is true, when both are given; new
-    ``Content-Length``, no validators), or for a page navigation to a nested path
-    (:func:`nested_target`) as a redirect (302) to that path made one segment; a ``HEAD``
-    answered with ``index``'s length gets the shell's headers; everything else passes."""
+    as ``shell`` instead (new ``Content-Length``, no validators), or for a page navigation to
+    a nested path (:func:`nested_target`) as a redirect (302) to that path made one segment; a
+    ``HEAD`` answered with ``index``'s length gets the shell's headers; everything else
+    passes."""
 
     def __init__(self, app: Callable[[Scope, Receive, Send], Any], index: bytes,
-                 shell: bytes, base: str = "", later: bytes | None = None,
-                 settled: Callable[[], bool] | None = None):
-        self.app, self.index, self.base = app, index, base
-        self.early, self.later, self.settled = shell, later, settled
-
-    @property
-    def shell(self) -> bytes:
-        """The shell sent now: ``later`` once the server has settled, else the first."""
-        if self.later is not None and (self.settled is None or self.settled()):
-            return self.later
-        return self.early
+                 shell: bytes, base: str = ""):
+        self.app, self.index, self.shell, self.base = app, index, shell, base
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         method = scope.get("method")
@@ -223,10 +164,9 @@ def _is_html(start: dict[str, Any]) -> bool:
             and headers.get(b"content-type", b"").startswith(b"text/html"))
 
 
-def install(settled: Callable[[], bool] | None = None) -> None:
+def install() -> None:
     """Add :class:`ShellMiddleware` (innermost) to the server Streamlit builds next: the shell
-    imports the plotly chunk and, once ``settled()`` (always, without it), also preloads
-    :func:`first_run_files`. Idempotent; without the installed ``index.html``, its plotly
+    imports the plotly chunk. Idempotent; without the installed ``index.html``, its plotly
     chunk or Streamlit's ``create_streamlit_middleware``, nothing is changed."""
     try:
         from starlette.middleware import Middleware
@@ -239,14 +179,14 @@ def install(settled: Callable[[], bool] | None = None) -> None:
     chunk = plotly_chunk()
     if chunk is None or getattr(make_middleware, "kprof_shell", False):
         return
-    shell, later = injected(index, chunk), injected(index, chunk, first_run_files())
+    shell = injected(index, chunk)
 
     def middleware() -> list[Any]:
         from streamlit import config
 
         base = str(config.get_option("server.baseUrlPath") or "")
         return [*make_middleware(), Middleware(ShellMiddleware, index=index, shell=shell,
-                                               base=base, later=later, settled=settled)]
+                                               base=base)]
 
     middleware.kprof_shell = True  # type: ignore[attr-defined]
     setattr(starlette_app, "create_streamlit_middleware", middleware)  # noqa: B010

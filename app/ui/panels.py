@@ -79,7 +79,8 @@ def chart_with_table(fig: go.Figure, frame: pd.DataFrame, key: str, filename: st
     numbers behind it, and a CSV of those numbers (keys ``<key>-*``). Traces of an annotation
     take the selected job's colour for it, the same in every view. ``shown``: the rows of
     ``frame`` the table shows, when not all: a caption says how many and ``which`` (e.g.
-    "those of the points drawn"), and that the CSV has every row. ``note``: a caption right
+    "those of the points drawn"), and that the CSV has every row; that table is drawn once
+    the user opens its fold (:data:`PART_TABLE`, :func:`fold`). ``note``: a caption right
     under the chart (markdown, escaped by the caller), e.g. what its marked points mean.
     ``under``: draws what stands right under the chart, after ``note``, over the table.
     ``lead``: the page's own columns, shown right after the row's identity (its ``parameters``
@@ -92,17 +93,26 @@ def chart_with_table(fig: go.Figure, frame: pd.DataFrame, key: str, filename: st
         st.caption(note)
     if under is not None:
         under()
+    rows, constant = table_rows(frame, shown, lead, parameters)
+    where: Any = st  # the table's place: here, or a fold while it shows part of the frame
     if shown is not None and len(shown) < len(frame):
         st.caption(f"The table shows {len(shown):,} of the {len(frame):,} rows"
                    + (f": {which}" if which else "") + f"; the CSV below has all "
                    f"{len(frame):,}.")
-    rows, constant = table_rows(frame, shown, lead, parameters)
-    if (said := table_text.constant_caption(constant)) is not None:
-        st.caption(said)
-    table(rows, key=state.key(key, "table"))
+        # a big sweep's first load (issue 37): the table (Streamlit's 0.5 MB grid chunk and
+        # its canvas) was drawn in one pass with the chart; drawn once opened instead
+        where = fold(PART_TABLE, state.key(key, "table-box"))
+    if where is not None:
+        if (said := table_text.constant_caption(constant)) is not None:
+            where.caption(said)
+        table(rows, key=state.key(key, "table"), where=where)
     download_csv(frame, key=state.key(key, "csv"), filename=filename,
                  label="Download CSV" if shown is None or len(shown) == len(frame)
                  else f"Download CSV (all {len(frame):,} rows)")
+
+
+#: The fold of a table that shows part of its frame (:func:`chart_with_table`)
+PART_TABLE = "Table"
 
 
 def table_rows(frame: pd.DataFrame, shown: pd.DataFrame | None = None,

@@ -67,10 +67,6 @@ _reads: dict[str, tuple[str, Future["Bundle"]]] = {}
 _lock = threading.Lock()
 _imported = threading.Event()
 _imported.set()  # nothing to wait for until start()
-_settled = threading.Event()  # start()'s imports, reads and first charts all done
-_settled.set()
-#: The reads start() registered (their bundles, not the charts computed after them)
-_read_futures: list[Future["Bundle"]] = []
 
 
 def start(worker_python: str) -> None:
@@ -80,7 +76,6 @@ def start(worker_python: str) -> None:
     with _lock:
         _probes[worker_python] = future
     _imported.clear()
-    _settled.clear()
     threading.Thread(target=_probe, args=(worker_python, future), name="kprof-env-probe",
                      daemon=True).start()
     threading.Thread(target=_import_all, name="kprof-imports", daemon=True).start()
@@ -101,27 +96,12 @@ def _import_all() -> None:
         for name in MODULES:
             importlib.import_module(name)
         reads = _register_likely()  # before the first script run may ask for them
-        _read_futures[:] = [future for _job, _path, future in reads]
     except Exception:  # the page's own import or read says what is wrong, where it is shown
         pass
     finally:
         _imported.set()
-    try:
-        _map_module_files()
-        _read(reads)
-    finally:
-        _settled.set()
-
-
-def settled() -> bool:
-    """True once the heavy part of the work :func:`start` began is done (the imports and the
-    likely bundles' reads; the first charts computed after a read may still run, as they do
-    for a page that asks), or when none was begun: the server is no longer busy with its
-    start. A first page load waits for the reads, so any load after it finds them done."""
-    if _settled.is_set():
-        return True
-    # registered before the imports' event is set, so none is missed
-    return _imported.is_set() and all(future.done() for future in list(_read_futures))
+    _map_module_files()
+    _read(reads)
 
 
 def _map_module_files() -> None:

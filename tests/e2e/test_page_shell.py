@@ -7,15 +7,12 @@ on which the chunk is requested only after elements are drawn. Screenshot:
 
 from __future__ import annotations
 
-import time
-import urllib.request
 from pathlib import Path
 from typing import Any
 
 import pytest
 from playwright.sync_api import expect
 
-from app.streamlit_patches import page_shell
 from app.ui.navigation import SECTIONS
 from tests.e2e.conftest import AppServer, get_by_key, open_app
 
@@ -61,37 +58,6 @@ def test_the_shell_requests_plotly_before_anything_is_drawn_and_the_page_is_whol
         assert "missing ScriptRunContext" not in cli_app_server.log_path.read_text()
     finally:
         context.close()
-
-
-#: ms since navigation start at which each first-run kind's chunk was requested (None: never).
-KINDS_REQUESTED = """kinds => kinds.map(kind => performance.getEntriesByType('resource')
-  .find(e => e.name.includes(`/static/js/${kind}.`))?.startTime ?? null)"""
-
-
-def test_a_settled_server_has_the_first_runs_chunks_requested_before_anything_is_drawn(
-        browser: Any, cli_app_server: AppServer) -> None:
-    """Issue 37: once the server's start-up work is done, the shell preloads the chunks of the
-    first run's element kinds, so none waits for React to ask for it (a 1,000-config sweep's
-    chart waited about half a second for them). Every kind of this first page is drawn and
-    its chunk was requested before the first element."""
-    deadline = time.monotonic() + 240  # start-up imports and reads: minutes beside a CPU hog
-    while b"/static/js/Selectbox." not in _shell(cli_app_server.url):  # until settled
-        assert time.monotonic() < deadline, "the shell never preloaded the first run's chunks"
-        time.sleep(0.5)
-    context, page, _requested, first = _load(browser, cli_app_server.url)
-    try:
-        kinds = [k for k in page_shell.FIRST_RUN_KINDS if k != "Spinner"]  # a cold read's
-        requested = page.evaluate(KINDS_REQUESTED, kinds)
-        late = {k: t for k, t in zip(kinds, requested) if t is None or t > first}
-        assert not late, (late, first)
-    finally:
-        context.close()
-
-
-def _shell(url: str) -> bytes:
-    with urllib.request.urlopen(urllib.request.Request(url, headers={"Accept": "text/html"}),
-                                timeout=10) as response:
-        return bytes(response.read())
 
 
 def test_a_plain_streamlit_run_requests_plotly_only_with_the_chart(

@@ -7,7 +7,6 @@ Streamlit's, byte for byte."""
 from __future__ import annotations
 
 import asyncio
-import re
 from typing import Any
 from urllib.parse import unquote
 
@@ -127,93 +126,6 @@ def test_install_adds_the_middleware_once_to_the_server_streamlit_builds() -> No
         assert built[-1].cls is page_shell.ShellMiddleware  # innermost: before gzip
     finally:
         starlette_app.create_streamlit_middleware = original
-
-
-STATIC = page_shell._static_dir() / "static"
-
-
-def test_the_shell_preloads_each_first_run_kinds_chunk_and_every_module_it_imports() -> None:
-    """Issue 37: a 1,000-config sweep's chart waited about half a second for the chunks of the
-    sidebar's, link bar's and controls' element kinds, asked for only once React drew them.
-    The shell preloads each kind's chunk (this Streamlit has one for each) and the modules
-    they import (none left to fetch when one is run), not those Streamlit's own shell
-    preloads, nor the plotly chunk, which it imports; then the import, after the links."""
-    files = page_shell.first_run_files()
-    for kind in page_shell.FIRST_RUN_KINDS:
-        assert any(f.startswith(f"js/{kind}.") for f in files), kind
-    own = set(re.findall(r'(?:href|src)="\./static/js/([^"]+)"', INDEX.decode()))
-    assert own and not own & {f[3:] for f in files} and f"js/{CHUNK}" not in files
-    for name in (f for f in files if f.endswith(".js")):
-        imported = re.findall(r'(?:from|import)"\./([^"/]+\.js)"', (STATIC / name).read_text())
-        assert all(f"js/{i}" in files or i in own or i == CHUNK for i in imported), name
-    assert [f for f in files if f.endswith(".css")] == [
-        f"css/{p.name}" for p in sorted((STATIC / "css").glob("DataFrame.*.css"))]
-    head = page_shell.injected(INDEX, CHUNK or "", files).partition(b"</head>")[0]
-    for name in files:
-        assert (f'<link rel="preload" as="style" href="./static/{name}">' if
-                name.endswith(".css") else
-                f'<link rel="modulepreload" crossorigin href="./static/{name}">').encode() in head
-    assert head.rindex(b"<link rel=") < head.index(f'import("./static/js/{CHUNK}")'.encode())
-
-
-def test_install_preloads_the_first_runs_files_once_the_server_has_settled() -> None:
-    """The 68 requests cost the server about 0.2 s of CPU: a load while it is still busy with
-    its start (kernel-dashboard's prewarm: imports, the likely bundles' reads) gets the shell
-    without them, as before; every load after, the shell with them (GET and HEAD alike)."""
-    from streamlit.web.server.starlette import starlette_app
-
-    original = starlette_app.create_streamlit_middleware
-    busy = [True]
-    try:
-        page_shell.install(lambda: not busy[0])
-        built = starlette_app.create_streamlit_middleware()[-1]
-        app = Starlette(routes=create_streamlit_static_assets_routes(base_url=""),
-                        middleware=[built])
-        early = page_shell.injected(INDEX, CHUNK or "")
-        later = page_shell.injected(INDEX, CHUNK or "", page_shell.first_run_files())
-        assert later != early
-        for shell, now_busy in ((early, True), (later, False)):
-            busy[0] = now_busy
-            status, headers, body = _request(app, "/", headers={"accept": "text/html"})
-            assert status == 200 and body == shell
-            assert int(headers[b"content-length"]) == len(shell)
-            head = _request(app, "/", method="HEAD")[1]
-            assert int(head[b"content-length"]) == len(shell)
-    finally:
-        starlette_app.create_streamlit_middleware = original
-
-
-def test_prewarm_has_settled_before_any_start_and_once_its_reads_are_done(monkeypatch) -> None:
-    """What install's ``settled`` reads in kernel-dashboard: true with nothing begun (a plain
-    ``streamlit run``, a test); from start() on, false until the imports are done and every
-    likely bundle has been read (the heavy part, which a first page load waits for), though
-    the first charts computed after the reads may still run."""
-    import threading
-    from concurrent.futures import Future
-
-    from app.ui import prewarm
-
-    assert prewarm.settled()
-    read: Future[object] = Future()
-    gate, reading = threading.Event(), threading.Event()
-
-    def held_read(reads: object) -> None:  # the read, then the charts: held until the gate
-        reading.set()
-        gate.wait(30)
-
-    monkeypatch.setattr(prewarm, "MODULES", ())
-    monkeypatch.setattr(prewarm, "_register_likely", lambda: [("job", "path", read)])
-    monkeypatch.setattr(prewarm, "_read", held_read)
-    monkeypatch.setattr(prewarm, "_probe", lambda *args: None)
-    monkeypatch.setattr(prewarm, "_probes", {})  # its never-answered probe goes with the test
-    monkeypatch.setattr(prewarm, "_read_futures", [])
-    prewarm.start("python")
-    try:
-        assert reading.wait(30) and not prewarm.settled()
-        read.set_result(object())  # read; its chart still being computed
-        assert prewarm.settled()
-    finally:
-        gate.set()
 
 
 def test_a_nested_unknown_path_is_sent_to_one_segment() -> None:
