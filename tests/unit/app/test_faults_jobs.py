@@ -55,13 +55,13 @@ def enospc(*a, **k):
     raise OSError(errno.ENOSPC, "No space left on device")
 if label == "fault:enospc-table":
     import profiling_worker.job.results as r
-    r.write_table = enospc
+    r.write_table = r.write_columns = enospc  # runs and aggregated: write_columns
 elif label == "fault:enospc-all":  # tables, manifest and events.jsonl all fail
     import builtins
     import profiling_worker.backends.channel as ch
     import profiling_worker.bundle.writer as bw
     import profiling_worker.job.results as r
-    r.write_table = bw.write_manifest = enospc  # finish_bundle lives in bundle_writer
+    r.write_table = r.write_columns = bw.write_manifest = enospc  # finish_bundle: bundle_writer
     def no_events(path, *a, **k):
         if str(path).endswith("events.jsonl"):
             enospc()

@@ -107,6 +107,7 @@ def test_disk_full_while_writing_tables_fails_with_fix(tmp_path: Path, clean_env
                                                        monkeypatch: pytest.MonkeyPatch) -> None:
     job = _job(tmp_path, CPU_SPEC)
     monkeypatch.setattr(results, "write_table", _enospc)
+    monkeypatch.setattr(results, "write_columns", _enospc)  # runs and aggregated
     assert runner.run_job(job, Channel(job, None)) == 1
     manifest = read_manifest(job)
     err = manifest["error"]
@@ -121,6 +122,7 @@ def test_disk_full_for_the_manifest_too_still_reports_on_the_channel(
         tmp_path: Path, clean_env, monkeypatch: pytest.MonkeyPatch) -> None:
     job = _job(tmp_path, CPU_SPEC)
     monkeypatch.setattr(results, "write_table", _enospc)
+    monkeypatch.setattr(results, "write_columns", _enospc)  # runs and aggregated
     monkeypatch.setattr(bundle_writer, "write_manifest", _enospc)  # finish_bundle's
     assert runner.run_job(job, Channel(job, None)) == 1  # no exception escapes
     # only the start's record (written before the disk filled) is there: it says running, and a
