@@ -330,13 +330,18 @@ def spaced_ticks(values: list[float], labels: list[str], letter: str = "x",
 
 
 def tick_labels(values: list[float]) -> list[str]:
-    """Tick values in one notation, thousands separated, as many decimals as the finest needs
-    (0.05, 0.1, 0.2; 1,000, 2,000); exponent form for all of them only when one needs more
-    than 9 decimals."""
-    decimals = max((_decimals(v) for v in values), default=0)
-    if decimals > 9:
+    """Tick values in one notation, thousands separated; ticks inside one decade (round linear
+    steps: 1.000, 1.005) with as many decimals as the finest needs, ticks over several decades
+    each with its own (0.01, 0.1, 1, 10, 1,000,000: a cpu sweep's log axis read
+    "1,000,000.00" over "0.01", a fresh user's find); exponent form for all of them only when
+    one needs more than 9 decimals."""
+    decimals = [_decimals(v) for v in values]
+    if max(decimals, default=0) > 9:
         return [f"{v:.0e}" for v in values]
-    return [f"{v:,.{decimals}f}" for v in values]
+    positive = [abs(v) for v in values if v]
+    if positive and max(positive) < 10 * min(positive):  # one decade: aligned decimals
+        decimals = [max(decimals)] * len(values)
+    return [f"{v:,.{d}f}" for v, d in zip(values, decimals)]
 
 
 def _decimals(value: float) -> int:

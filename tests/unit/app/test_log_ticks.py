@@ -16,13 +16,17 @@ def _gaps_ok(ticks: list[float], lo: float, hi: float, letter: str) -> bool:
 
 @pytest.mark.parametrize(("lo", "hi", "letter"), [
     (5.0, 21_000.0, "y"), (4096.0, 4.3e9, "x"), (7e6, 9e6, "x"), (0.3, 900.0, "x"),
-    (1e-4, 5e-4, "y"), (2.0, 3.0, "y"), (1.0, 1e12, "x")])
+    (1e-4, 5e-4, "y"), (2.0, 3.0, "y"), (1.0, 1e12, "x"), (0.01, 2e6, "y")])
 def test_ticks_stay_apart_and_share_one_notation(lo, hi, letter) -> None:
     ticks = theme.log_tick_values(lo, hi, letter)
     labels = theme.tick_labels(ticks)
     assert len(ticks) >= 1 and all(lo <= t <= hi for t in ticks), ticks
     assert not any("e" in text for text in labels), labels  # never 1e+6 beside 900,000
-    assert len({len(t.partition(".")[2]) for t in labels}) == 1, labels  # one precision
+    if ticks[-1] < 10 * ticks[0]:  # one decade (round linear steps): one precision
+        assert len({len(t.partition(".")[2]) for t in labels}) == 1, labels
+    else:  # over decades each label exact, no trailing zero ("1,000,000.00" over "0.01")
+        assert all(float(t.replace(",", "")) == v for t, v in zip(labels, ticks)), labels
+        assert not any(t.endswith("0") and "." in t for t in labels), labels
     assert len(ticks) < 2 or _gaps_ok(ticks, lo, hi, letter), labels
 
 
