@@ -110,13 +110,14 @@ ceilings = roofline_ceilings(points)
 table = roofline_table(points, ceilings)
 rate_unit = derived.roofline_rate_step(points, with_roofs=not ceilings.empty)[1]
 achieved, useful = (rate_column(c, rate_unit) for c in RATE_COLUMNS)
-st.caption(f"{achieved}: the chosen FLOPs over the mean time, the throughput every page "
-           "shows (Size sweep included)"
+st.caption(f"{header(achieved)}: the chosen FLOPs over the mean time, the throughput every "
+           "page shows (Size sweep included)"
            + (", in the chart's unit (the CSV too); the datasheet and clock-adjusted peaks "
               "stay in TFLOP/s." if achieved != F.ACHIEVED_TFLOPS else ".")
            + (f" Counted FLOPs exceed the kernel's useful FLOPs (its formula) by up to "
-              f"{100 * (padded.max() - 1):.4g} % (CountedOverUseful): the library does padded "
-              f"work, e.g. cuBLAS tiles; UsefulFlops and {useful} are the formula's work "
+              f"{100 * (padded.max() - 1):.4g} % ({header(F.COUNTED_OVER_USEFUL)}): the library "
+              f"does padded work, e.g. cuBLAS tiles; {header(F.USEFUL_FLOPS)} and "
+              f"{header(useful)} are the formula's work "
               "over the same time." if (padded > 1).any() else ""))
 if ceilings.empty:
     st.warning("No datasheet ceilings: a host-timed job ran on no GPU, so the points are drawn "

@@ -191,15 +191,20 @@ HEADERS = {
     C.NUM_RUNS: "Runs", C.CI95_LOWER: "CI95 lower", C.CI95_UPPER: "CI95 upper",
     F.P_VALUE: "p-value", F.CIS_OVERLAP: "CIs overlap", F.GBPS: "GB/s", F.WALL_S: "Wall time (s)",
     F.METRIC_WORDS: "Metric in words", C.KERNELS_VARY: "Kernels vary",
+    F.ARITHMETIC_INTENSITY: "Arithmetic intensity (FLOP/byte)",
 }
 #: A name's last part that is its unit -> the unit as a header writes it, in brackets.
 UNITS = {"Us": "µs", "Ns": "ns", "Ms": "ms", "S": "s", "MHz": "MHz", "GBps": "GB/s",
-         "TFLOPs": "TFLOP/s", "Pct": "%", "Bytes": "bytes", "MB": "MB", "W": "W", "C": "°C"}
+         "Pct": "%", "Bytes": "bytes", "MB": "MB", "W": "W", "C": "°C",
+         **{f"{p}FLOPs": f"{p}FLOP/s" for p in ("", "K", "M", "G", "T", "P")}}
 #: Parts written otherwise than lower case: acronyms and tools.
 WORDS = {"Dram": "DRAM", "Sm": "SM", "Cupti": "CUPTI", "Ncu": "ncu", "Gpu": "GPU",
          "Flops": "FLOPs", "Pct": "%", "Mem": "memory", "Nvml": "NVML", "Avg": "mean",
          "GBps": "GB/s", "TFLOPs": "TFLOP/s"}
-_PARTS = re.compile(r"CI95|TFLOPs|GBps|MHz|RSD|AI|MB|[A-Z][a-z]*|[a-z]+|\d+")
+#: A name's parts: a unit written in capitals, an acronym with its digits (``HBM``, ``L2``, ``AI``:
+#: the capitals before a capitalised word or the end), a capitalised word, a lower-case word.
+_PARTS = re.compile(r"CI95|[KMGTP]?FLOPs|GBps|MHz|[A-Z]+\d*(?=[A-Z][a-z]|$)|[A-Z][a-z]+|[A-Z]"
+                    r"|[a-z]+|\d+")
 #: A CamelCase name (``MeanTimeUs``, ``CI95_Lower``): what :func:`header` rewrites.
 _CAMEL = re.compile(r"[A-Z][A-Za-z0-9]*(?:_[A-Z][A-Za-z0-9]*)*")
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from apptest_helpers import plotly_specs, texts, trace_values, unescape
+from app.core.table_text import header
 from tests.scenarios import SCENARIOS
 
 
@@ -98,7 +99,7 @@ def test_a_cpu_jobs_roofline_table_is_in_its_charts_unit(seeded, app) -> None:
     assert achieved in table and "AchievedTFLOPs" not in table and "UsefulTFLOPs" not in table
     drawn = sorted(y for t in roofline["data"] if "y" in t for y in trace_values(t, "y"))
     assert sorted(table[achieved].dropna()) == pytest.approx(drawn, rel=1e-12)
-    assert any(c.value.startswith(f"{achieved}: ") for c in at.caption)
+    assert any(c.value.startswith(f"{header(achieved)}: ") for c in at.caption)  # as headed
     # One kernel writes one point in the unit it fits; a point at 1 to 1,000 in the axis's
     # unit reads the same number in the same unit there (a cpu job's sizes can span two units:
     # the chart keeps one, that of the median, as the Size sweep)
@@ -121,7 +122,7 @@ def test_a_gpu_jobs_roofline_table_stays_in_tflops(store, monkeypatch, app) -> N
     assert table["AchievedTFLOPs"].max() > 100  # fp16 n=8192 at hundreds of TFLOP/s
     roofline = plotly_specs(at)[1]
     assert roofline["layout"]["yaxis"]["title"]["text"] == "Achieved throughput (TFLOP/s)"
-    assert any(c.value.startswith("AchievedTFLOPs: ") for c in at.caption)
+    assert any(c.value.startswith(f"{header('AchievedTFLOPs')}: ") for c in at.caption)
 
 
 def test_points_whose_runs_failed_the_run_audit_are_marked_and_named(store, monkeypatch,

@@ -72,8 +72,15 @@ def test_every_camel_case_column_is_headed_in_words_with_its_unit() -> None:
 
     names = {v for mod in (C, F) for k, v in vars(mod).items()
              if k.isupper() and isinstance(v, str) and re.fullmatch(r"[A-Za-z0-9_]+", v)}
-    camel = re.compile(r"[a-z][A-Z]|[A-Za-z0-9]_[A-Z]")
+    from app.core.views.roofline import RATE_COLUMNS, rate_column
+
+    # the roofline table's rates in its chart's unit (a cpu job's AchievedGFLOPs read
+    # "Achieved G F L O ps", session 27's fresh user)
+    names |= {rate_column(c, f"{p}FLOP/s") for c in RATE_COLUMNS for p in "KMGTP"}
+    camel = re.compile(r"[a-z][A-Z]|[A-Za-z0-9]_[A-Z]|\b[A-Z] [A-Z]\b")  # or letters apart
     assert not [(n, header(n)) for n in names if camel.search(header(n))]
+    assert header("AchievedGFLOPs") == "Achieved (GFLOP/s)"
+    assert (header("HBMBytes"), header("L2HitPct")) == ("HBM (bytes)", "L2 hit (%)")
     assert header(C.RSD) == "Relative std dev (%)" and header(C.STABLE) == "Stable"
     for name, unit in (("MeanTimeUs", "µs"), ("SmClockMHz", "MHz"), (C.CI95_HALF_PCT, "%")):
         assert header(name).endswith(f"({unit})")  # the unit, in brackets
