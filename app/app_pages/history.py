@@ -9,6 +9,8 @@ import pandas as pd
 import streamlit as st
 
 from profiling_worker.bundle.number_text import counted
+from profiling_worker.bundle.schema import partial
+from profiling_worker.bundle.schema.manifest import JobStatus, ManifestError, read_manifest
 from app.core import frame_columns as F
 from app.ui import cached, history as hx, job_status, panels, state
 from app.ui.jobs import BundleInfo, Job
@@ -17,7 +19,7 @@ from app.core.markdown import code, esc, visible
 PAGE = "history"
 CONFIRM = state.key(PAGE, "confirm-delete")  # job id waiting for the delete confirmation
 COLUMNS = [F.JOB, F.STATUS, F.KERNEL_NAMES, F.BACKEND, F.CREATED, F.GPU, F.SOURCE, F.LABEL,
-           F.TAGS, F.SPEC_HASH]
+           F.TAGS, F.HOW_CANCELLED, F.SPEC_HASH]
 
 
 #: Created as a date and time in UTC (issue 37: the raw ISO text "2026-12-05T23:55:01+00:00"
@@ -36,7 +38,9 @@ def _frame(found: list[hx.HistoryRow]) -> pd.DataFrame:
         F.JOB: r.job_id, F.STATUS: _status(r, listed.get(r.job_id), here.get(r.job_id)),
         F.KERNEL_NAMES: ", ".join(r.kernels),
         F.BACKEND: r.backend, F.CREATED: r.created_at, F.GPU: r.gpu, F.SOURCE: r.source,
-        F.LABEL: r.label, F.TAGS: ", ".join(r.tags), F.SPEC_HASH: r.spec_hash,
+        F.LABEL: r.label, F.TAGS: ", ".join(r.tags),
+        F.HOW_CANCELLED: _how_cancelled(listed.get(r.job_id), here.get(r.job_id)),
+        F.SPEC_HASH: r.spec_hash,
     } for r in found], columns=COLUMNS)
     # a job whose manifest lacks a readable time shows the missing-cell mark, not an error
     frame[F.CREATED] = pd.to_datetime(frame[F.CREATED], utc=True, errors="coerce",
@@ -45,13 +49,30 @@ def _frame(found: list[hx.HistoryRow]) -> pd.DataFrame:
 
 
 def _status(row: hx.HistoryRow, info: BundleInfo | None, job: Job | None) -> str:
-    """A job's Status cell: its status words as the sidebar says them, how a cancel came
-    included (:func:`app.ui.job_status.status_words`; ``job``: this server's executors' job of
-    that id, if any; ``info``: its listing, None where the index alone has it), then a pass's
-    kind (:func:`app.ui.job_status.kind_after`)."""
+    """A job's Status cell: its status words as the sidebar says them
+    (:func:`app.ui.job_status.status_words`; ``job``: this server's executors' job of that id,
+    if any; ``info``: its listing, None where the index alone has it), then a pass's kind
+    (:func:`app.ui.job_status.kind_after`)."""
     manifest = info.manifest if info is not None else {}
-    return (job_status.status_words(row.status, manifest, job, how=True)
+    return (job_status.status_words(row.status, manifest, job)
             + job_status.kind_after(info.spec if info is not None else None))
+
+
+def _how_cancelled(info: BundleInfo | None, job: Job | None) -> str | None:
+    """A cancelled job's How cancelled cell (:func:`partial.cancel_said`: "SIGTERM at 22:52:17
+    UTC: cancelled by the user in the job panel"), None for any other: in the Status cell it
+    made the column so wide that Created, GPU and Source left the window (session 27's fresh
+    user; session 25's asked for it in History)."""
+    if job is not None and job.status == JobStatus.CANCELLED:
+        try:  # its manifest now: the listing's may be the one written before its end
+            manifest = read_manifest(job.path)
+        except ManifestError:
+            return None
+    elif job is None and info is not None and info.status == JobStatus.CANCELLED:
+        manifest = info.manifest
+    else:
+        return None
+    return partial.cancel_said(manifest) or None
 
 
 def _filters(facets: dict[str, list[str]]) -> hx.HistoryFilter:

@@ -203,6 +203,7 @@ COUNTER_UNIT = "CounterUnit"
 
 # History (one row per job of the index) and the environment's backends.
 STATUS = "Status"
+HOW_CANCELLED = "How cancelled"  # when and by whom a cancelled job's cancel came
 CREATED = "Created"
 LABEL = "Label"  # a human name: the job's user label, a metric's Nsight label
 TAGS = "Tags"

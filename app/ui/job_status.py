@@ -99,16 +99,14 @@ def _fragment_run() -> bool:
     return bool(ctx is not None and ctx.fragment_ids_this_run)
 
 
-def status_words(recorded: JobStatus, manifest: Mapping[str, Any], job: Job | None,
-                 how: bool = False) -> str:
+def status_words(recorded: JobStatus, manifest: Mapping[str, Any], job: Job | None) -> str:
     """A job's status as every list and label says it (``done``; ``cancelled, partial: 3 of
     6 configs``): of ``job``, its state in this server's executors (:func:`jobs_here`), when
     they hold it (:func:`job_words`): the manager sets a state before it writes the manifest,
     and the listing that holds ``manifest`` is cached by its stamp, so the manager is right
     first; else of the manifest, its ``recorded`` status
-    (:func:`profiling_worker.bundle.schema.partial.status_text`). ``how``: a cancelled job's
-    words say how its cancel came too (History's column)."""
-    return partial.status_text(recorded, manifest, how) if job is None else job_words(job, how)
+    (:func:`profiling_worker.bundle.schema.partial.status_text`)."""
+    return partial.status_text(recorded, manifest) if job is None else job_words(job)
 
 
 def named(job: Job | None) -> None:
@@ -128,16 +126,16 @@ def kind_after(spec: JobSpec | PartialSpec | None) -> str:
     return f"{state.LABEL_SEP}{preflight.PASS_WORDS}" if preflight.is_pass(spec) else ""
 
 
-def job_words(job: Job, how: bool = False) -> str:
+def job_words(job: Job) -> str:
     """The status of a job this server's executors hold: ``cancelled, partial: 3 of 6
     configs`` for a finished job that kept part of its configs
     (:func:`profiling_worker.bundle.schema.partial.status_text`, from its manifest, read now:
     the manager writes it with the final state), else the state alone (a manifest that
-    cannot be read included). ``how``: as :func:`status_words`."""
+    cannot be read included)."""
     if not job.status.finished or job.status == JobStatus.DONE:
         return str(job.status)
     try:
-        return partial.status_text(job.status, read_manifest(job.path), how)
+        return partial.status_text(job.status, read_manifest(job.path))
     except ManifestError:
         return str(job.status)
 

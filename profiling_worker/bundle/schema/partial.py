@@ -254,17 +254,15 @@ def not_measured(manifest: Mapping[str, Any]) -> set[int]:
     return {int(m["config"]) for m in missing or () if isinstance(m, Mapping) and "config" in m}
 
 
-def status_text(status: object, manifest: Mapping[str, Any], how: bool = False) -> str:
+def status_text(status: object, manifest: Mapping[str, Any]) -> str:
     """A job's status as the job lists say it (the sidebar's Job box, the job panel's store
     list, History): ``cancelled, partial: 3 of 6 configs`` for a job that kept part of its
     configs (:data:`CONFIGS_KEY`: a fresh user of session 22 read "cancelled" of a job whose
-    configs measured every page shows), else the status alone (``done``). ``how``: a
-    cancelled job's status says how its cancel came too (:func:`cancel_said`, History's
-    column: a fresh user of session 25 read only "cancelled" of a job the panel cancelled)."""
+    configs measured every page shows), else the status alone (``done``). How a cancel came
+    is said apart (:func:`cancel_said`: History's column of its own, the card, the banner)."""
     record = manifest.get(CONFIGS_KEY)
     text = str(status)
     if isinstance(record, Mapping):
         measured, total = len(record.get("measured") or ()), int(record.get("total") or 0)
         text += f", partial: {measured:,} of {counted(total, 'config')}"
-    said = cancel_said(manifest) if how and str(status) == "cancelled" else ""
-    return f"{text} ({said})" if said else text
+    return text

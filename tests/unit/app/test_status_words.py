@@ -59,9 +59,8 @@ def test_the_job_box_and_history_say_the_panels_words_in_every_state(tmp_path: P
     assert box.split(state.LABEL_SEP, 1)[1] == said, box
     entry = job_selector._label(info, job).split(state.LABEL_SEP)
     assert entry[0] == JOB_ID and entry[3] == said, entry
-    history = job_status.status_words(info.status, info.manifest, job, how=True)
-    assert history == job_status.job_words(job, how=True)
-    assert history.startswith(said), history
+    history = job_status.status_words(info.status, info.manifest, job)  # History's Status
+    assert history == job_status.job_words(job) == said, history
 
 
 @pytest.mark.parametrize("status", list(JobStatus))
