@@ -225,7 +225,8 @@ def header(name: str) -> str:
     words = [WORDS.get(p, p if p.isupper() or p[:1].isdigit() else p.lower())
              for p in (parts[:-1] if unit else parts)]
     text = " ".join(words)
-    text = text[:1].upper() + text[1:]
+    if words[0] not in ("ncu",):  # a tool's own lower-case spelling stays ("ncu (µs)")
+        text = text[:1].upper() + text[1:]
     return f"{text} ({unit})" if unit else text
 
 

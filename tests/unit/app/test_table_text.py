@@ -81,6 +81,7 @@ def test_every_camel_case_column_is_headed_in_words_with_its_unit() -> None:
     assert not [(n, header(n)) for n in names if camel.search(header(n))]
     assert header("AchievedGFLOPs") == "Achieved (GFLOP/s)"
     assert (header("HBMBytes"), header("L2HitPct")) == ("HBM (bytes)", "L2 hit (%)")
+    assert header("NcuUs") == "ncu (µs)"  # the tool's own spelling
     assert header(C.RSD) == "Relative std dev (%)" and header(C.STABLE) == "Stable"
     for name, unit in (("MeanTimeUs", "µs"), ("SmClockMHz", "MHz"), (C.CI95_HALF_PCT, "%")):
         assert header(name).endswith(f"({unit})")  # the unit, in brackets
