@@ -19,6 +19,7 @@ from playwright.sync_api import expect
 
 from app.core.figures.sweep import VALUES_FIRST
 from app.core.kernel_catalog import CATALOG
+from app.core.table_text import header
 from app.services import import_client, job_model
 from app.services.result_store import SOURCE_BUNDLED, read_info
 from app.settings import BUNDLED_DIR_DEFAULT
@@ -188,7 +189,8 @@ def test_sweep_table_shows_values_beside_names(small, bundled_app_server: AppSer
     expect(headers.first).to_be_attached()
     small.screenshot(path=str(_shots(artifacts_dir) / "sweep-table.png"))
     drawn = headers.all_inner_texts()
-    assert {"Annotation", "Config", *VALUES_FIRST} <= set(drawn), drawn
+    # as headed (table_text.header: "Mean", "CI95 lower"; the CSV keeps the names)
+    assert {"Annotation", "Config", *map(header, VALUES_FIRST)} <= set(drawn), drawn
 
 
 def test_option_hints_whole(small, bundled_app_server: AppServer,
