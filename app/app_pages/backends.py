@@ -19,6 +19,7 @@ from app.core.views.backends import (EVENTS_ATTRIBUTION, EVENTS_WHY, WHY, backen
 from app.core.views.compare import JobSummary, gate_refusals, refusal_text
 from app.ui import analysis, cached, job_status, panels, state
 from app.core import frame_columns as F
+from app.core.table_text import header
 
 PAGE = "backends"  # widget keys of this page: state.key(PAGE, field)
 
@@ -138,7 +139,8 @@ st.caption("Verdict: the regression gate's rule (`python -m profiling_worker com
            "set set aside: *ncu slower* / *ncu faster* when the whole 95 % interval of the "
            "difference is beyond ±3 %, *same* inside it, *ambiguous* across it (Reason: the "
            "runs a side that would decide it), *not comparable* for any other difference. "
-           "RatioCI95Lower/Upper are the same interval as the gate's (Fieller's, of "
+           f"{header(F.RATIO_CI95_LOWER)}/upper are the same interval as the gate's "
+           "(Fieller's, of "
            "m_ncu / m_cupti; the gate's difference d = ratio − 1). " + W.line(W.RATIO))
 st.subheader("CUDA events beside them")
 st.markdown(EVENTS_WHY)

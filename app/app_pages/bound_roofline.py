@@ -42,7 +42,7 @@ analysis.how_to_read(
     f"`dram__bytes_write.sum`) / duration, compared "
     "with the datasheet DRAM bandwidth of this GPU (H200: 4.8 TB/s) and, when the job collected "
     "`dram__bytes.sum.peak_sustained` and `dram__cycles_elapsed.avg.per_second`, with the peak "
-    "at the DRAM clock it ran at. The table's PeakSource says which.")
+    f"at the DRAM clock it ran at. The table's {header(F.PEAK_SOURCE)} says which.")
 # the default options first: a job without the chart's data (a queued one, a CUPTI one) gets
 # the message and no control that would act on nothing
 try:
@@ -77,8 +77,9 @@ analysis.how_to_read(
     "scaled by `gpc__cycles_elapsed.avg.per_second`); tensor GEMMs on the H200 run power-limited "
     "near 1.5 GHz, so the two differ by 15–25 %.\n\n"
     "FLOPs are counter FLOPs when the job collected them, else the kernel's analytic count; "
-    "bytes are measured DRAM bytes when collected, else the analytic minimum (the FlopsSource and "
-    "BytesSource columns say which). Measured bytes of a GEMM exceed the minimum (tiles re-read), "
+    "bytes are measured DRAM bytes when collected, else the analytic minimum (the "
+    f"{header(F.FLOPS_SOURCE)} and {header(F.BYTES_SOURCE)} columns say which). Measured bytes "
+    "of a GEMM exceed the minimum (tiles re-read), "
     "so its measured intensity sits left of the analytic one.")
 try:
     # the job's state as the caption says it: the manager's, which the manifest lags

@@ -11,6 +11,7 @@ from profiling_worker.bundle.schema.manifest import JobStatus
 from app.core import derived, numbers
 from app.core.derived import DEFAULT_TIME_UNIT
 from app.core.metrics import available_metrics, no_values_text
+from app.core.table_text import header
 from app.core.views.seed_columns import with_seed_columns
 from app.ui import analysis, job_status, notes, panels, run_audit, state
 from app.core.markdown import esc
@@ -46,9 +47,10 @@ for name, title, what in (
         continue
     if name == C.TABLE_AGGREGATED:  # set against nsight-python's output column by column
         table = with_seed_columns(table, bundle)
-        what += ("; GPU, ComputeClock and MemoryClock (rated clocks in kHz, device attributes, "
-                 "missing when the job recorded none) and Kernel are nsight-python's columns; "
-                 f"CI95_Lower/Upper: {intervals.CI_METHOD} ({intervals.SEED_CI_NOTE}). "
+        what += (f"; GPU, {header('ComputeClock')} and {header('MemoryClock')} (rated clocks "
+                 "in kHz, device attributes, missing when the job recorded none) and Kernel are "
+                 f"nsight-python's columns (the CSV names them so); {header(C.CI95_LOWER)}/upper: "
+                 f"{intervals.CI_METHOD} ({intervals.SEED_CI_NOTE}). "
                  + W.line(W.MEAN, bundle.host_timer).removesuffix("."))
     st.caption(f"{what}.")
     panels.table(derived.rows_in_shown_units(table, columns=numbers.UNIT_VALUE_COLUMNS),

@@ -221,7 +221,8 @@ def header(name: str) -> str:
     if not _CAMEL.fullmatch(name) or not re.search(r"[a-z][A-Z0-9]|_|[A-Z]{2}[a-z]", name):
         return name
     parts = _PARTS.findall(name.replace("_", ""))
-    unit = UNITS.get(parts[-1]) if len(parts) > 1 else None
+    # a percentage of something in a unit ("PctOfDatasheetGBps") is in %, not in that unit
+    unit = UNITS.get(parts[-1]) if len(parts) > 1 and parts[0] != "Pct" else None
     words = [WORDS.get(p, p if p.isupper() or p[:1].isdigit() else p.lower())
              for p in (parts[:-1] if unit else parts)]
     text = " ".join(words)

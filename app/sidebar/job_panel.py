@@ -507,7 +507,8 @@ def scroll_script(job_id: str) -> str:
     escaped) that the page passes through ``CSS.escape``, so that no job id can end the script
     or the selector."""
     card = json.dumps(state.key("panel", f"job-{job_id}")).replace("<", "\\u003c")
-    return SCROLL_TO_CARD.replace("{card}", card).replace("{room}", str(CARD_ROOM_PX))
+    # the room first: a job id holding "{room}" stays as it is
+    return SCROLL_TO_CARD.replace("{room}", str(CARD_ROOM_PX)).replace("{card}", card)
 
 
 def scroll_once(job_id: str) -> bool:

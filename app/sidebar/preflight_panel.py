@@ -106,7 +106,10 @@ def render_preflight() -> None:
             st.error(f"Pre-flight {esc(str(status))}: {esc(err.get('message', ''))}",
                      icon=":material/error:")
             return
-        if bundle.status != JobStatus.DONE:  # its final manifest is not read yet: next run
+        if bundle.status != JobStatus.DONE:  # the manager settled it before its files were read
+            st.info(f"Pre-flight job {esc(entry['job'])} is done; its findings appear here once "
+                    "its files are read (open this box again if they do not).",
+                    icon=":material/hourglass_top:")
             return
         planned = validate_spec(entry["planned"])
         if entry.get("ncu_form"):

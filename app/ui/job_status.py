@@ -148,11 +148,17 @@ def page_state(status: JobStatus, result_ready: str | None) -> str:
         else status.value
 
 
+def forget_run_jobs() -> None:
+    """Read this server's jobs afresh at the next :func:`jobs_here` of this run: a job was
+    queued inline in it (a button's branch, not a callback that runs before the page)."""
+    st.session_state.pop(state.RUN_JOBS, None)
+
+
 def forget_shown() -> None:
     """Start of a full run of the app: the page about to be drawn has named nothing yet, and
     this run reads this server's jobs afresh (:func:`jobs_here`)."""
     st.session_state.pop(state.PAGE_JOB_STATUS, None)
-    st.session_state.pop(state.RUN_JOBS, None)
+    forget_run_jobs()
 
 
 def page_behind(jobs: Iterable[Job]) -> bool:

@@ -14,7 +14,7 @@ from app.core.failure_advice import rerun_helps
 from profiling_worker.bundle.loader import Bundle
 from app.core.markdown import code, esc
 from app.core.views.replication import replica_candidates, replication, verdict_table
-from app.ui import cached, panels, state
+from app.ui import cached, job_status, panels, state
 
 
 def _rerun(bundle: Bundle, page: str) -> None:
@@ -34,6 +34,7 @@ def _rerun(bundle: Bundle, page: str) -> None:
                  icon=":material/replay:"):
         job_id = cached.job_manager().submit(spec)
         state.add_own_job(job_id)
+        job_status.forget_run_jobs()  # queued inline, after this run read the jobs
         st.success(f"Queued `{job_id}`: once done, pick it below to judge it.")
 
 

@@ -244,7 +244,8 @@ class NcuCalls:
             ran = self.counter.last if self.counter.done > done_before else None
             cut = ran[0] if ran is not None and ran[0] in configs else None
             lost = (lost_text(configs[:configs.index(cut)], self.spec.configs)
-                    if cut is not None else cut_call_text(configs, self.spec.configs))
+                    if cut is not None  # launch mode: the child ran it, unseen here
+                    else dropped_call_text(configs, self.spec.configs, "under way"))
         return Shortfall(sorted(self.measured), {}, cancel.how, cut, lost)
 
     def failed(self, err: WorkerError) -> Shortfall:
@@ -286,13 +287,6 @@ class NcuCalls:
             event = last_event(self.out_dir.parent / C.EVENTS_FILE, "progress", "config")
             at = event["config"] if event is not None else None
         return at if at in configs else None
-
-
-def cut_call_text(call: Sequence[int], configs: Sequence[Mapping[str, Any]]) -> str:
-    """The ``lost`` words of a cancel that cut the call of ``call`` (indices into the job's
-    ``configs``) whose running config the worker did not see (launch mode: the child under
-    ncu runs it)."""
-    return dropped_call_text(call, configs, "under way")
 
 
 def dropped_call_text(call: Sequence[int], configs: Sequence[Mapping[str, Any]], which: str,

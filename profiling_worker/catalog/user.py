@@ -52,7 +52,7 @@ def _import_once(path: Path) -> tuple[list[Kernel], list[UserCollector]]:
     """:func:`_import_file`, or what it declared last time while the file's bytes are unchanged
     (a file that failed is imported again next time; an edited file too)."""
     source = path.read_bytes()
-    known = _IMPORTED.get(path)
+    known = _IMPORTED.get(path)  # a deleted file's entry stays: a few KB per file ever seen
     if known is not None and known[0] == source:
         return known[1], known[2]
     found, tagged = _import_file(path)

@@ -338,8 +338,8 @@ def tick_labels(values: list[float]) -> list[str]:
     decimals = [_decimals(v) for v in values]
     if max(decimals, default=0) > 9:
         return [f"{v:.0e}" for v in values]
-    positive = [abs(v) for v in values if v]
-    if positive and max(positive) < 10 * min(positive):  # one decade: aligned decimals
+    sizes = [abs(v) for v in values if v]
+    if sizes and max(sizes) < 10 * min(sizes):  # one decade: aligned decimals
         decimals = [max(decimals)] * len(values)
     return [f"{v:,.{d}f}" for v, d in zip(values, decimals)]
 

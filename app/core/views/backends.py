@@ -32,6 +32,7 @@ from app.core.views.compare import (GATE_COLUMNS, CompareOptions, JobSummary, ca
                                     compare_frame)
 from app.core.views.kernels import kernel_counts_frame
 from app.core import frame_columns as F
+from app.core.table_text import header
 
 #: The gate's directed outcomes in this page's words (CUPTI is the baseline).
 WORDS = {Outcome.REGRESSED.value: f"{B.NCU} slower", Outcome.IMPROVED.value: f"{B.NCU} faster"}
@@ -71,15 +72,17 @@ EVENTS_WHY = (f"**CUDA events** ({B.EVENTS_BACKEND.measures}): the stream is syn
 #: How the events table attributes EventsMinusCuptiUs (:func:`events_frame`), for the page.
 EVENTS_ATTRIBUTION = (
     "The last five columns are medians over the runs (a region's first runs can take several "
-    "times the later ones, which the means carry). HostLaunchUs: the host's time from each "
-    "region's start event to its end event, measured in the events job (launching the region's "
-    "work: with the GPU idle at the start event, its kernels cannot start before they are "
-    "launched). EndEventUs: the end event's own record call; where the kernels end before the "
-    "host reaches the end event, the GPU stamps it only once that call has submitted it. "
-    "ResidualUs: the median over runs of each run's events time less its own host time, less "
-    "the larger of CuptiMedianUs and EndEventUs: what launch, kernels and the end event leave "
-    "unexplained (ResidualPct: % of EventsMedianUs). The L2 flush is the same on both (before each "
-    "region, outside it) and neither "
+    "times the later ones, which the means carry). "
+    f"{header(F.HOST_LAUNCH_US)}: the host's time from each region's start event to its end "
+    "event, measured in the events job (launching the region's work: with the GPU idle at the "
+    "start event, its kernels cannot start before they are launched). "
+    f"{header(F.END_EVENT_US)}: the end event's own record call; where the kernels end before "
+    "the host reaches the end event, the GPU stamps it only once that call has submitted it. "
+    f"{header(F.RESIDUAL_US)}: the median over runs of each run's events time less its own "
+    f"host time, less the larger of {header(F.CUPTI_MEDIAN_US)} and {header(F.END_EVENT_US)}: "
+    "what launch, kernels and the end event leave unexplained "
+    f"({header(F.RESIDUAL_PCT)}: % of {header(F.EVENTS_MEDIAN_US)}). The L2 flush is the same "
+    "on both (before each region, outside it) and neither "
     "replays; the two jobs' clocks are not corrected (see Clocks for each job's SM clock). A "
     "region of several kernels overlaps launches with kernels: its residual can be negative. "
     "Missing for events jobs recorded before the host time was kept.")

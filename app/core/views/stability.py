@@ -228,7 +228,7 @@ def _note(row: Mapping[Hashable, Any]) -> str:
 def _unstable(rsd: float | None) -> str:
     """Why a row of 2+ runs is not stable: its RSD, or that the job gives none."""
     if rsd is None or pd.isna(rsd):
-        return "no relative std dev in this job (StdDev missing): not stable"
+        return "no relative std dev in this job (no std dev): not stable"
     return f"RSD {rsd:.2f} % ≥ {C.STABLE_RSD_PCT:g} %: not stable"
 
 

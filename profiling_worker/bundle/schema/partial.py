@@ -138,9 +138,9 @@ class Shortfall:
         cut: the config that was running when the cancel came (its runs dropped), else None.
         lost: what else was lost, in words (a backend that cannot keep whole configs says what
             it dropped), "" when nothing.
-        kind, hint: the ``failed`` error's kind and fix where the backend knows them (a later
-            Nsight Compute call that failed: its kernel's, or ncu's ``profiling_failed``), ""
-            for a kernel that raised (the job's error says to fix the kernel code).
+        kind, hint: the ``failed`` error's kind and fix where the backend passes them on (a
+            later Nsight Compute call that failed: its kernel's error's, or ncu's
+            ``profiling_failed``), else "" (the runner's kernel_failed and its fix).
         dropped: configs that ran all their runs in a call that failed, dropped with it (a
             call is kept whole or not at all; ``lost`` says which call).
     """

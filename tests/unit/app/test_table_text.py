@@ -82,6 +82,7 @@ def test_every_camel_case_column_is_headed_in_words_with_its_unit() -> None:
     assert header("AchievedGFLOPs") == "Achieved (GFLOP/s)"
     assert (header("HBMBytes"), header("L2HitPct")) == ("HBM (bytes)", "L2 hit (%)")
     assert header("NcuUs") == "ncu (µs)"  # the tool's own spelling
+    assert header("PctOfDatasheetGBps") == "% of datasheet GB/s"  # in %, not in GB/s
     assert header(C.RSD) == "Relative std dev (%)" and header(C.STABLE) == "Stable"
     for name, unit in (("MeanTimeUs", "µs"), ("SmClockMHz", "MHz"), (C.CI95_HALF_PCT, "%")):
         assert header(name).endswith(f"({unit})")  # the unit, in brackets

@@ -303,7 +303,7 @@ def test_a_cut_call_run_elsewhere_is_dropped_whole(monkeypatch, tmp_path, j1_rep
                              lambda *_a, **_k: None)
     short = result.shortfall
     assert (short.measured, short.cut) == ([0, 1], None)
-    assert short.lost == ncu_calls.cut_call_text([2, 3], J1["configs"])
+    assert short.lost == ncu_calls.dropped_call_text([2, 3], J1["configs"], "under way")
     assert "n=4096" in short.lost and "n=8192" in short.lost
 
 
