@@ -11,6 +11,8 @@ from bundled import bundled
 
 from app.core.figures.stability import build_runs_figure, build_stability_figure
 from app.core.metrics import MissingData
+from app.core.table_text import header
+from app.core import frame_columns as F
 from app.core.views import stability as stability_view
 from app.core.views.stability import (StabilityOptions, metric_choices, opening_options,
                                       stability_frame, stability_runs_frame)
@@ -186,5 +188,6 @@ def test_a_big_jobs_short_pairs_are_counted_not_named(pairs: int) -> None:
     if pairs <= stability_view.SHORT_NAMED:
         assert f"fp16 n={pairs - 1}; RSD 1 %)" in text
     else:
-        assert "(the table's rows with ShortKernel True, and its CSV; RSD 1 %)" in text
+        column = header(F.SHORT_KERNEL)  # as the table heads it (the CSV: ShortKernel)
+        assert f"(the table's rows with {column} True, and its CSV; RSD 1 %)" in text
         assert "n=0" not in text and len(text) < 300
