@@ -8,6 +8,7 @@ from apptest_helpers import plotly_specs, texts, unescape
 from app.core import metric_roles
 from app.core.derived import DEFAULT_TIME_UNIT
 from app.core import frame_columns as F
+from app.core.table_text import header
 from profiling_worker.bundle.schema import metrics as M
 from app.core.views.compare import MOST_ALIKE, named_job, none_alike_text, pair_line
 from tests.scenarios import SCENARIOS
@@ -166,7 +167,8 @@ def test_backends_default_pair(store, monkeypatch, app) -> None:
     assert sorted(three["n"]) == [1024, 2048, 4096, 8192]
     assert {"HostLaunchUs", "ResidualUs", "ResidualPct"} <= set(three.columns)
     assert three["ResidualUs"].notna().all()
-    assert "ResidualUs: the median over runs of each run's events time" in texts(at)
+    # the column as its table heads it (table_text.header: "Residual (µs)")
+    assert f"{header('ResidualUs')}: the median over runs of each run's events" in texts(at)
     assert len(at.dataframe[2].value) == 3  # the wall times of the three jobs
     # the three bundled J1 jobs come from three device calls: both pairs say so (a new user
     # found the page's n = 8192 residual at -28.7 µs where the docs' one-call table has -1.3)
