@@ -40,17 +40,14 @@ def shown_status(bundle: Bundle) -> JobStatus:
     return status
 
 
-def state_of(job_id: str, recorded: JobStatus | str) -> JobStatus:
+def state_of(job_id: str, recorded: JobStatus) -> JobStatus:
     """The state a page names for the job ``job_id`` of a listing or index row (``recorded``:
     its manifest's status): the job manager's when this server holds the job, as
     :func:`shown_status` says it for a loaded bundle, and remembered for :func:`page_behind`
-    alike (:func:`named`); else ``recorded``.
-
-    Raises:
-        ValueError: ``recorded`` is no status and the manager does not hold the job."""
+    alike (:func:`named`); else ``recorded``."""
     job = jobs_here().get(job_id)
     named(job)
-    return job.status if job is not None else JobStatus(recorded)
+    return job.status if job is not None else recorded
 
 
 def as_named(bundle: Bundle) -> Bundle:
